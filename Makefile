@@ -1,0 +1,45 @@
+# The two set-up commands (see README.md): `make run` and `make test`.
+# Everything else here is a convenience on top of CMake presets.
+JOBS ?= $(shell nproc)
+WEIR := build/default/tools/weir/weir
+SHARED ?= ../shared
+
+.PHONY: deps build run test test-asan clang conformance bench fuzz install-test clean
+
+deps:
+	@tools/install-deps.sh
+
+build: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default -j $(JOBS)
+
+run: build
+	$(WEIR) lab --out build/lab
+
+test: build
+	ctest --preset default -j $(JOBS)
+
+test-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
+
+clang: deps
+	@cmake --preset clang >/dev/null
+	@cmake --build --preset clang -j $(JOBS)
+
+conformance: build
+	$(WEIR) pkt --all-ip-versions --summary-by-folder $(SHARED)/packetdrill/gtests-tcp
+
+bench: build
+	@for b in build/default/bench/bench_*; do $$b; done
+
+FUZZ_SECONDS ?= 10
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS)
+	@for f in build/fuzz/fuzz/fuzz_*; do n=$$(basename $$f); \
+	  $$f -max_total_time=$(FUZZ_SECONDS) fuzz/corpus/$${n#fuzz_} || exit 1; done
+
+clean:
+	rm -rf build

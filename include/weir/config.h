@@ -1,0 +1,85 @@
+// Stack configuration: Linux's sysctl names and defaults (net.ipv4.tcp_*),
+// so `sysctl -w` habits and packetdrill's set-up lines carry over.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "weir/time.h"
+
+namespace weir {
+
+struct StackConfig {
+  // Buffers: min, default, max (bytes), as net.ipv4.tcp_rmem / tcp_wmem.
+  std::array<uint32_t, 3> tcp_rmem{4096, 131072, 6291456};
+  std::array<uint32_t, 3> tcp_wmem{4096, 16384, 4194304};
+  bool tcp_moderate_rcvbuf = true;
+  int tcp_adv_win_scale = 1;
+
+  // Options negotiated on SYN.
+  bool tcp_timestamps = true;
+  bool tcp_sack = true;
+  bool tcp_dsack = true;
+  bool tcp_window_scaling = true;
+  int tcp_ecn = 2;  // 2: accept ECN when asked, never ask (Linux default)
+
+  // Connection set-up and teardown.
+  int tcp_syn_retries = 6;
+  int tcp_synack_retries = 5;
+  int tcp_retries1 = 3;
+  int tcp_retries2 = 15;
+  int tcp_orphan_retries = 0;
+  int tcp_fin_timeout_s = 60;
+  int tcp_tw_reuse = 2;
+  int tcp_syncookies = 1;
+  int tcp_max_syn_backlog = 128;
+  uint32_t tcp_min_snd_mss = 48;
+  uint32_t tcp_base_mss = 1024;
+  int tcp_mtu_probing = 0;
+  int somaxconn = 4096;
+
+  // Keepalive (seconds).
+  int tcp_keepalive_time_s = 7200;
+  int tcp_keepalive_intvl_s = 75;
+  int tcp_keepalive_probes = 9;
+
+  // Loss recovery and congestion control.
+  std::string tcp_congestion_control = "cubic";
+  int tcp_recovery = 1;  // bit 0: RACK-TLP loss detection
+  int tcp_early_retrans = 3;
+  int tcp_frto = 2;
+  int tcp_reordering = 3;
+  int tcp_max_reordering = 300;
+  int tcp_slow_start_after_idle = 1;
+  int tcp_thin_linear_timeouts = 0;
+  int tcp_min_rtt_wlen_s = 300;
+  int tcp_pacing_ss_ratio = 200;
+  int tcp_pacing_ca_ratio = 120;
+  int tcp_tso_win_divisor = 3;
+  uint32_t tcp_notsent_lowat = 0xffffffff;
+  uint32_t tcp_limit_output_bytes = 1048576;
+  int tcp_challenge_ack_limit = 1000;  // per second, global
+  uint32_t tcp_invalid_ratelimit_ms = 500;
+  uint32_t initial_cwnd = 10;          // RFC 6928, Linux TCP_INIT_CWND
+
+  // Timer constants Linux compiles in (include/net/tcp.h), settable here.
+  Duration rto_initial = Duration::s(1);     // TCP_TIMEOUT_INIT, RFC 6298 (2.1)
+  Duration rto_min = Duration::ms(200);      // TCP_RTO_MIN
+  Duration rto_max = Duration::s(120);       // TCP_RTO_MAX
+  Duration delack_min = Duration::ms(40);    // TCP_DELACK_MIN
+  Duration delack_max = Duration::ms(200);   // TCP_DELACK_MAX
+  Duration ato_min = Duration::ms(40);       // TCP_ATO_MIN
+
+  // A secret for RFC 6528 ISNs and SYN cookies, supplied by the driver so
+  // that runs are reproducible.
+  uint64_t secret = 0x5745495221u;
+
+  // Sets a key by its sysctl name ("net.ipv4.tcp_sack" or "tcp_sack") from
+  // its text value ("1", "4096 87380 6291456", "cubic"). Returns an empty
+  // string on success, otherwise what is wrong.
+  std::string set(std::string_view key, std::string_view value);
+};
+
+}  // namespace weir

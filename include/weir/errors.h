@@ -1,0 +1,39 @@
+// Error codes: Linux errno values, so the POSIX-shaped layer and the
+// packetdrill runner map one to one.
+#pragma once
+
+#include <cerrno>
+
+namespace weir {
+
+enum class Errc : int {
+  kOk = 0,
+  kAgain = EAGAIN,
+  kInProgress = EINPROGRESS,
+  kAlready = EALREADY,
+  kIsConn = EISCONN,
+  kNotConn = ENOTCONN,
+  kConnRefused = ECONNREFUSED,
+  kConnReset = ECONNRESET,
+  kConnAborted = ECONNABORTED,
+  kTimedOut = ETIMEDOUT,
+  kPipe = EPIPE,
+  kAddrInUse = EADDRINUSE,
+  kAddrNotAvail = EADDRNOTAVAIL,
+  kInval = EINVAL,
+  kBadf = EBADF,
+  kNoProtoOpt = ENOPROTOOPT,
+  kOpNotSupp = EOPNOTSUPP,
+  kNoBufs = ENOBUFS,
+  kNoMem = ENOMEM,
+  kHostUnreach = EHOSTUNREACH,
+  kNetUnreach = ENETUNREACH,
+  kMsgSize = EMSGSIZE,
+  kFault = EFAULT,
+  kAfNoSupport = EAFNOSUPPORT,
+  kPerm = EPERM,
+};
+
+const char* errc_name(Errc e);  // "EAGAIN"
+
+}  // namespace weir

@@ -1,0 +1,87 @@
+// weir::Stack: one host's IP + TCP, a pure single-threaded engine.
+// It never reads a clock, sleeps, does I/O or starts a thread. Drivers feed
+// it packets (input), timer expiries (advance) and application calls, all
+// with the time `now`; it answers with packets on the Netif and readiness.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "weir/addr.h"
+#include "weir/config.h"
+#include "weir/counters.h"
+#include "weir/errors.h"
+#include "weir/expected.h"
+#include "weir/netif.h"
+#include "weir/tcp_info.h"
+#include "weir/time.h"
+#include "weir/trace.h"
+
+namespace weir {
+
+using SocketId = uint32_t;
+inline constexpr SocketId kNoSocket = 0;
+
+// poll(2) bits, Linux values.
+namespace ev {
+inline constexpr uint32_t IN = 0x001;
+inline constexpr uint32_t PRI = 0x002;
+inline constexpr uint32_t OUT = 0x004;
+inline constexpr uint32_t ERR = 0x008;
+inline constexpr uint32_t HUP = 0x010;
+inline constexpr uint32_t RDHUP = 0x2000;
+}  // namespace ev
+
+class StackImpl;
+
+class Stack {
+ public:
+  Stack(const StackConfig& cfg, Netif& netif);
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // ---- driver side ----
+  // A datagram arrived from the network. Malformed input is dropped and counted.
+  void input(Time now, std::span<const uint8_t> datagram);
+  // Runs every timer due at or before `now`, in deadline order.
+  void advance(Time now);
+  // The earliest time advance() has work to do; Time::never() if none.
+  Time next_deadline() const;
+
+  // The addresses this host owns (the first of each family is the default source).
+  void add_address(const IpAddr& a);
+  StackConfig& config();
+  const Counters& counters() const;
+  void set_trace(TraceSink* sink);
+
+  // ---- socket API (non-blocking; Linux errno semantics) ----
+  Expected<SocketId, Errc> socket(bool ipv6_family = false);
+  Errc bind(SocketId s, const Endpoint& local);
+  Errc listen(Time now, SocketId s, int backlog);
+  Expected<SocketId, Errc> accept(Time now, SocketId listener, Endpoint* peer = nullptr);
+  Errc connect(Time now, SocketId s, const Endpoint& remote);  // kInProgress when started
+  Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> data, int flags = 0);
+  Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags = 0);
+  Errc shutdown(Time now, SocketId s, int how);  // SHUT_RD / SHUT_WR / SHUT_RDWR
+  Errc close(Time now, SocketId s);
+  Errc setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> val);
+  Errc getsockopt(SocketId s, int level, int name, std::span<uint8_t> val, size_t* len) const;
+  Errc ioctl(SocketId s, unsigned long req, int* out) const;  // FIONREAD/SIOCINQ/SIOCOUTQ/SIOCOUTQNSD
+  uint32_t poll(SocketId s) const;  // ev:: bits
+  Expected<Endpoint, Errc> local_endpoint(SocketId s) const;
+  Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;
+  Expected<TcpInfo, Errc> tcp_info(SocketId s) const;
+
+  // Called whenever a socket's readiness may have changed (after input,
+  // advance or an app call). Drivers use it to wake coroutines or apps.
+  using ReadyFn = void (*)(void* ctx, SocketId s, uint32_t events);
+  void set_ready_callback(ReadyFn fn, void* ctx);
+
+ private:
+  std::unique_ptr<StackImpl> impl_;
+};
+
+}  // namespace weir

@@ -1,0 +1,122 @@
+// StackConfig::set: sysctl-style keys. A table maps each name to its field
+// so that a bad key or value is reported with what was expected.
+#include <charconv>
+#include <string>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "weir/config.h"
+
+namespace weir {
+namespace {
+
+using Field = std::variant<int StackConfig::*, bool StackConfig::*, uint32_t StackConfig::*,
+                           std::array<uint32_t, 3> StackConfig::*, std::string StackConfig::*>;
+
+struct Key {
+  std::string_view name;
+  Field field;
+};
+
+constexpr Key kKeys[] = {
+    {"tcp_rmem", &StackConfig::tcp_rmem},
+    {"tcp_wmem", &StackConfig::tcp_wmem},
+    {"tcp_moderate_rcvbuf", &StackConfig::tcp_moderate_rcvbuf},
+    {"tcp_adv_win_scale", &StackConfig::tcp_adv_win_scale},
+    {"tcp_timestamps", &StackConfig::tcp_timestamps},
+    {"tcp_sack", &StackConfig::tcp_sack},
+    {"tcp_dsack", &StackConfig::tcp_dsack},
+    {"tcp_window_scaling", &StackConfig::tcp_window_scaling},
+    {"tcp_ecn", &StackConfig::tcp_ecn},
+    {"tcp_syn_retries", &StackConfig::tcp_syn_retries},
+    {"tcp_synack_retries", &StackConfig::tcp_synack_retries},
+    {"tcp_retries1", &StackConfig::tcp_retries1},
+    {"tcp_retries2", &StackConfig::tcp_retries2},
+    {"tcp_orphan_retries", &StackConfig::tcp_orphan_retries},
+    {"tcp_fin_timeout", &StackConfig::tcp_fin_timeout_s},
+    {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
+    {"tcp_syncookies", &StackConfig::tcp_syncookies},
+    {"tcp_max_syn_backlog", &StackConfig::tcp_max_syn_backlog},
+    {"tcp_min_snd_mss", &StackConfig::tcp_min_snd_mss},
+    {"tcp_base_mss", &StackConfig::tcp_base_mss},
+    {"tcp_mtu_probing", &StackConfig::tcp_mtu_probing},
+    {"somaxconn", &StackConfig::somaxconn},
+    {"tcp_keepalive_time", &StackConfig::tcp_keepalive_time_s},
+    {"tcp_keepalive_intvl", &StackConfig::tcp_keepalive_intvl_s},
+    {"tcp_keepalive_probes", &StackConfig::tcp_keepalive_probes},
+    {"tcp_congestion_control", &StackConfig::tcp_congestion_control},
+    {"tcp_recovery", &StackConfig::tcp_recovery},
+    {"tcp_early_retrans", &StackConfig::tcp_early_retrans},
+    {"tcp_frto", &StackConfig::tcp_frto},
+    {"tcp_reordering", &StackConfig::tcp_reordering},
+    {"tcp_max_reordering", &StackConfig::tcp_max_reordering},
+    {"tcp_slow_start_after_idle", &StackConfig::tcp_slow_start_after_idle},
+    {"tcp_thin_linear_timeouts", &StackConfig::tcp_thin_linear_timeouts},
+    {"tcp_min_rtt_wlen", &StackConfig::tcp_min_rtt_wlen_s},
+    {"tcp_pacing_ss_ratio", &StackConfig::tcp_pacing_ss_ratio},
+    {"tcp_pacing_ca_ratio", &StackConfig::tcp_pacing_ca_ratio},
+    {"tcp_tso_win_divisor", &StackConfig::tcp_tso_win_divisor},
+    {"tcp_notsent_lowat", &StackConfig::tcp_notsent_lowat},
+    {"tcp_limit_output_bytes", &StackConfig::tcp_limit_output_bytes},
+    {"tcp_challenge_ack_limit", &StackConfig::tcp_challenge_ack_limit},
+    {"tcp_invalid_ratelimit", &StackConfig::tcp_invalid_ratelimit_ms},
+    {"initial_cwnd", &StackConfig::initial_cwnd},
+};
+
+bool parse_int(std::string_view s, int64_t& out) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::string set_field(StackConfig& c, const Key& k, std::string_view v) {
+  int64_t n = 0;
+  if (auto* f = std::get_if<int StackConfig::*>(&k.field)) {
+    if (!parse_int(v, n)) return fmt::format("{}: expected an integer, got '{}'", k.name, v);
+    c.*(*f) = static_cast<int>(n);
+  } else if (auto* b = std::get_if<bool StackConfig::*>(&k.field)) {
+    if (!parse_int(v, n)) return fmt::format("{}: expected 0 or 1, got '{}'", k.name, v);
+    c.*(*b) = n != 0;
+  } else if (auto* u = std::get_if<uint32_t StackConfig::*>(&k.field)) {
+    if (!parse_int(v, n) || n < 0 || n > 0xffffffffll)
+      return fmt::format("{}: expected an unsigned integer, got '{}'", k.name, v);
+    c.*(*u) = static_cast<uint32_t>(n);
+  } else if (auto* a = std::get_if<std::array<uint32_t, 3> StackConfig::*>(&k.field)) {
+    std::array<uint32_t, 3> out{};
+    size_t i = 0;
+    size_t pos = 0;
+    while (pos < v.size() && i < 3) {
+      while (pos < v.size() && (v[pos] == ' ' || v[pos] == '\t')) ++pos;
+      size_t end = pos;
+      while (end < v.size() && v[end] != ' ' && v[end] != '\t') ++end;
+      if (end == pos) break;
+      if (!parse_int(v.substr(pos, end - pos), n) || n < 0)
+        return fmt::format("{}: expected three byte counts 'min default max', got '{}'", k.name, v);
+      out[i++] = static_cast<uint32_t>(n);
+      pos = end;
+    }
+    if (i != 3) return fmt::format("{}: expected three byte counts 'min default max', got '{}'", k.name, v);
+    c.*(*a) = out;
+  } else if (auto* s = std::get_if<std::string StackConfig::*>(&k.field)) {
+    c.*(*s) = std::string(v);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string StackConfig::set(std::string_view key, std::string_view value) {
+  for (std::string_view prefix : {"net.ipv4.", "net.core.", "/proc/sys/net/ipv4/", "/proc/sys/net/core/"}) {
+    if (key.substr(0, prefix.size()) == prefix) {
+      key.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  for (const Key& k : kKeys)
+    if (k.name == key) return set_field(*this, k, value);
+  return fmt::format("unknown setting '{}'", key);
+}
+
+}  // namespace weir

@@ -1,0 +1,21 @@
+// Internet checksum (RFC 1071), pseudo-headers (RFC 9293 §3.1, RFC 8200 §8.1),
+// incremental update (RFC 1624).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "weir/addr.h"
+
+namespace weir::wire {
+
+// One's-complement sum of `data` added to `sum` (not folded, not inverted).
+uint32_t csum_partial(std::span<const uint8_t> data, uint32_t sum = 0);
+// Folds a 32-bit partial sum to 16 bits and inverts it: the field value.
+uint16_t csum_fold(uint32_t sum);
+// Partial sum of the TCP/UDP pseudo-header for v4 (when both are v4) or v6.
+uint32_t pseudo_header_sum(const IpAddr& src, const IpAddr& dst, uint8_t proto, uint32_t len);
+// RFC 1624 eqn. 3: new checksum after a 16-bit field changes from `old_v` to `new_v`.
+uint16_t csum_update16(uint16_t csum, uint16_t old_v, uint16_t new_v);
+
+}  // namespace weir::wire
