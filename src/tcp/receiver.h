@@ -1,0 +1,260 @@
+// The TCP receive side as one pure unit: RFC 9293's receive sequence
+// variables (rcv.nxt, rcv.wnd, IRS), the receive queue the application reads,
+// out-of-order reassembly, the advertised window (RFC 7323 scaling, never
+// shrinking), receiver-side SWS avoidance, delayed ACKs, SACK/D-SACK blocks for
+// outgoing ACKs, and receive-buffer autotuning.
+//
+// Fed by arguments only (`now`, the segment, the application's reads); it
+// never holds a pointer back to the connection and never arms a timer: the
+// connection asks `delack_deadline()` and arms its own.
+//
+// Where RFCs leave room this follows Linux (net/ipv4/tcp_input.c,
+// tcp_output.c): tcp_select_initial_window, __tcp_select_window,
+// tcp_grow_window, tcp_rcv_space_adjust, tcp_event_data_recv,
+// __tcp_ack_snd_check, tcp_cleanup_rbuf, tcp_sack_new_ofo_skb, tcp_dsack_set.
+//
+// Calling protocol (what the connection does):
+//   1. Before sending SYN or SYN-ACK: `select_initial_window(advmss, wscale_ok)`;
+//      put `syn_window()` (never scaled, RFC 7323 §2.2) and, if offered,
+//      `rcv_wscale()` in the SYN/SYN-ACK.
+//   2. When the peer's SYN is processed (passive: on SYN; active: on SYN-ACK):
+//      `on_syn(now, negotiated)` sets IRS and rcv.nxt = IRS + 1.
+//   3. For every segment in a synchronized state that carries data or FIN and
+//      passed the acceptability/PAWS checks: `on_data(now, seg, rto, counters)`.
+//      Then send an ACK now if `outcome.ack_now`, else arm the delayed-ACK timer
+//      at `delack_deadline()` if `ack_pending()`.
+//   4. For every outgoing segment other than SYN/SYN-ACK: header window =
+//      `select_window(counters)`; SACK option = `sack_blocks(out, max)`; after it
+//      is sent with ACK set: `on_ack_sent(now)`. After sending data:
+//      `on_data_sent(now)` (interactive/ping-pong detection).
+//   5. Application reads: `read(now, out, peek, counters)`; if
+//      `result.window_update` send a pure ACK (window update).
+//   6. Delayed-ACK timer fired: `on_delack_timer(now, rto, counters)`; send an
+//      ACK if it returns true.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+
+#include "tcp/reassembly.h"
+#include "weir/config.h"
+#include "weir/counters.h"
+#include "weir/errors.h"
+#include "weir/seq.h"
+#include "weir/tcp_info.h"
+#include "weir/time.h"
+
+namespace weir::tcp {
+
+// Receive-side configuration: the subset of StackConfig the receiver reads,
+// plus net.core.rmem_max (which StackConfig does not carry).
+struct ReceiverConfig {
+  std::array<uint32_t, 3> tcp_rmem{4096, 131072, 6291456};  // net.ipv4.tcp_rmem
+  uint32_t rmem_max = 212992;  // net.core.rmem_max: SO_RCVBUF's cap
+  bool tcp_moderate_rcvbuf = true;
+  int tcp_adv_win_scale = 1;   // share of the buffer kept for overhead
+  bool tcp_dsack = true;
+  Duration ato_min = Duration::ms(40);     // TCP_ATO_MIN
+  Duration delack_min = Duration::ms(40);  // TCP_DELACK_MIN
+  Duration delack_max = Duration::ms(200); // TCP_DELACK_MAX
+
+  static ReceiverConfig from(const StackConfig& c);
+};
+
+// What the three-way handshake settled, handed over in on_syn().
+struct RcvNegotiated {
+  Seq32 irs;                 // RFC 9293 §3.3.1: initial receive sequence number
+  bool wscale_ok = false;    // both SYNs carried WSopt (RFC 7323 §2.2)
+  uint32_t advmss = 1460;    // MSS we announced
+  uint32_t peer_mss = 536;   // MSS the peer announced (RFC 9293 §3.7.1 default 536)
+  bool sack_ok = false;      // SACK-permitted both ways (RFC 2018 §2)
+  bool timestamps = false;   // TSopt negotiated (RFC 7323 §3)
+};
+
+// The result of select_initial_window() (Linux's tcp_select_initial_window).
+struct InitialWindow {
+  uint32_t rcv_wnd = 0;       // bytes
+  uint32_t window_clamp = 0;  // bytes
+  uint8_t rcv_wscale = 0;     // the shift we offer (RFC 7323 §2.3)
+  uint16_t syn_window = 0;    // header value for SYN/SYN-ACK: never scaled
+};
+
+// One arriving segment's receive-side content. `seq` is SEG.SEQ of the first
+// payload byte (the SYN, if any, already consumed by the caller).
+struct DataSegment {
+  Seq32 seq;
+  std::span<const uint8_t> payload;
+  bool fin = false;
+  bool ce = false;  // IP ECN CE mark: Linux enters quick-ACK mode (tcp_ecn_check_ce)
+  // Age of the TSval this segment echoes (now - when we sent it), for the
+  // receiver RTT estimate (Linux tcp_rcv_rtt_measure_ts). Absent without TS.
+  std::optional<Duration> tsecr_age;
+};
+
+// Why (part of) a segment was not accepted.
+enum class RcvDrop : uint8_t {
+  kNone = 0,
+  kDuplicate,    // entirely below rcv.nxt, or already held out of order
+  kOutOfWindow,  // starts at or beyond the advertised right edge
+  kZeroWindow,   // in sequence but the window is zero (TcpExtTCPZeroWindowDrop)
+  kNoMemory,     // receive buffer full (TcpExtTCPRcvQDrop / TcpExtTCPOFODrop)
+  kAfterFin,     // data beyond a FIN already received
+};
+const char* to_string(RcvDrop d);
+
+struct DataOutcome {
+  uint32_t in_order = 0;        // bytes made readable now (incl. merged from the OFO queue)
+  uint32_t ofo_queued = 0;      // bytes newly held out of order
+  uint32_t duplicate = 0;       // bytes already received (reported by D-SACK)
+  uint32_t trimmed = 0;         // bytes dropped beyond the window or the buffer
+  bool out_of_order = false;    // the segment started beyond rcv.nxt
+  bool filled_hole = false;     // it advanced rcv.nxt over held OFO data
+  bool fin = false;             // the FIN is now in sequence (rcv.nxt covers it)
+  bool ack_now = false;         // send an ACK immediately
+  RcvDrop drop = RcvDrop::kNone;
+};
+
+struct ReadResult {
+  size_t bytes = 0;
+  bool window_update = false;  // send a window update now (Linux tcp_cleanup_rbuf)
+};
+
+class Receiver {
+ public:
+  explicit Receiver(const ReceiverConfig& cfg);
+
+  // ---- set-up -------------------------------------------------------------
+  // Linux tcp_select_initial_window: rcv.wnd from the buffer quantized to
+  // `advmss`, the shift from the largest buffer the connection may grow to,
+  // and the clamp capped at 65535 << shift. Called before SYN / SYN-ACK.
+  InitialWindow select_initial_window(uint32_t advmss, bool wscale_ok);
+  // RFC 7323 §2.2: the SYN's window field is never scaled.
+  uint16_t syn_window() const;
+  // The peer's SYN: IRS known, options settled. If scaling was not agreed the
+  // shift becomes 0 and every window is capped at 65535 (RFC 7323 §2.2).
+  void on_syn(Time now, const RcvNegotiated& n);
+
+  // ---- socket options -------------------------------------------------------
+  // SO_RCVBUF: doubled like Linux, capped by rmem_max, locks autotuning.
+  Errc set_rcvbuf(uint32_t bytes);
+  // TCP_WINDOW_CLAMP (0 only before the handshake, as Linux).
+  Errc set_window_clamp(uint32_t bytes);
+  // SO_RCVLOWAT: may grow the buffer and clamp the window (Linux tcp_set_rcvlowat).
+  Errc set_rcvlowat(uint32_t bytes);
+  // TCP_QUICKACK: on = quick-ACK mode now; off = delayed ACKs (ping-pong).
+  void set_quickack(bool on);
+  // Linux tcp_enter_quickack_mode, for the connection's own reasons.
+  void enter_quickack_mode();
+
+  // ---- arrivals -------------------------------------------------------------
+  // RFC 9293 §3.10.7.4 acceptability test of SEG.SEQ/SEG.LEN (len counts FIN).
+  bool acceptable(Seq32 seq, uint32_t seg_len) const;
+  DataOutcome on_data(Time now, const DataSegment& seg, Duration rto, Counters& c);
+
+  // ---- the application ------------------------------------------------------
+  ReadResult read(Time now, std::span<uint8_t> out, bool peek, Counters& c);
+  size_t readable() const { return static_cast<size_t>(rcvq_bytes_); }
+  bool fin_received() const { return fin_in_order_; }
+  bool eof() const { return fin_in_order_ && rcvq_bytes_ == 0; }
+  bool window_update_needed() const;  // tcp_cleanup_rbuf's test, without reading
+
+  // ---- outgoing segments ----------------------------------------------------
+  // Window field for a non-SYN segment: records rcv.wnd and the right edge
+  // (rcv.nxt + rcv.wnd), which never moves left (RFC 9293 MUST-35).
+  uint16_t select_window(Counters& c);
+  // SACK blocks for the next segment, D-SACK first (RFC 2883 §4), then the
+  // block with the latest arrival (RFC 2018 §4). Returns the count written.
+  size_t sack_blocks(std::span<SeqRange> out, size_t max_blocks) const;
+  // A segment with ACK was sent: clears the pending ACK and D-SACK, counts
+  // down quick-ACK mode (Linux tcp_event_ack_sent).
+  void on_ack_sent(Time now);
+  // We sent data: interactive (ping-pong) detection (Linux tcp_event_data_sent).
+  void on_data_sent(Time now);
+
+  // ---- delayed ACK ----------------------------------------------------------
+  bool ack_pending() const { return ack_pending_; }
+  Time delack_deadline() const { return ack_pending_ ? delack_deadline_ : Time::never(); }
+  // Timer fired. Returns true when an ACK must be sent now.
+  bool on_delack_timer(Time now, Duration rto, Counters& c);
+
+  // ---- state ----------------------------------------------------------------
+  Seq32 irs() const { return irs_; }
+  Seq32 rcv_nxt() const { return rcv_nxt_; }           // RFC 9293 RCV.NXT
+  uint32_t rcv_wnd() const { return rcv_wnd_; }        // last advertised (bytes)
+  Seq32 right_edge() const { return rcv_wup_ + rcv_wnd_; }
+  uint32_t receive_window() const;  // what is left of the advertised window
+  uint8_t rcv_wscale() const { return rcv_wscale_; }
+  uint32_t window_clamp() const { return window_clamp_; }
+  uint32_t rcv_ssthresh() const { return rcv_ssthresh_; }
+  uint32_t rcvbuf() const { return rcvbuf_; }
+  uint32_t rcv_mss() const { return rcv_mss_; }
+  Duration ato() const { return ato_; }
+  bool in_quickack_mode() const;
+  const Reassembly& ofo() const { return ofo_; }
+  // tcp_info's receive fields: rcv_wnd, rcv_space, rcv_mss, rcv_ssthresh, ato,
+  // rcv_rtt, rcv_ooopack, bytes_received, data_segs_in, rcv_wscale.
+  void fill_info(TcpInfo& info) const;
+
+ private:
+  ReceiverConfig cfg_;
+  // RFC 9293 §3.3.1 receive sequence variables.
+  Seq32 irs_;
+  Seq32 rcv_nxt_;
+  Seq32 rcv_wup_;          // rcv.nxt when rcv.wnd was last advertised (Linux rcv_wup)
+  uint32_t rcv_wnd_ = 0;   // RCV.WND as last advertised, bytes
+  uint8_t rcv_wscale_ = 0; // RFC 7323 Rcv.Wind.Shift
+  bool wscale_ok_ = false;
+  bool sack_ok_ = false;
+  bool timestamps_ = false;
+  bool synced_ = false;
+  uint32_t advmss_ = 1460;
+  uint32_t peer_mss_ = 536;
+
+  // Buffer and window accounting (Linux sk_rcvbuf, window_clamp, rcv_ssthresh).
+  uint32_t rcvbuf_ = 0;
+  uint32_t window_clamp_ = 0;
+  uint32_t rcv_ssthresh_ = 0;
+  uint32_t rcvlowat_ = 1;
+  bool rcvbuf_locked_ = false;   // SO_RCVBUF set: no autotuning
+  bool clamp_locked_ = false;    // TCP_WINDOW_CLAMP set
+
+  // In-order data not yet read (bounded by the buffer).
+  std::deque<uint8_t> rcvq_;
+  uint64_t rcvq_bytes_ = 0;
+  Seq32 copied_seq_;        // next byte the application will read (Linux copied_seq)
+  bool fin_in_order_ = false;
+  Reassembly ofo_;
+
+  // D-SACK to report on the next ACK (RFC 2883).
+  std::optional<SeqRange> dsack_;
+
+  // Delayed ACK (Linux icsk_ack).
+  bool ack_pending_ = false;
+  bool ack_now_flag_ = false;
+  Time delack_deadline_ = Time::never();
+  Duration ato_ = Duration::zero();
+  Time lrcvtime_;
+  Time last_data_sent_;
+  uint32_t quick_ = 0;      // quick ACKs left
+  bool pingpong_ = false;
+  uint32_t rcv_mss_ = 536;
+
+  // Autotuning (Linux rcv_rtt_est, rcvq_space).
+  Duration rcv_rtt_ = Duration::zero();  // smoothed, x8 like Linux? no: plain
+  Seq32 rtt_seq_;
+  Time rtt_time_;
+  uint32_t rcv_space_ = 0;
+  Seq32 space_seq_;
+  Time space_time_;
+
+  // tcp_info counters.
+  uint64_t bytes_received_ = 0;
+  uint32_t data_segs_in_ = 0;
+  uint32_t rcv_ooopack_ = 0;
+};
+
+}  // namespace weir::tcp
