@@ -1,0 +1,71 @@
+// Building IP datagrams carrying TCP, both checksums filled in.
+// IPv4 header: RFC 791 §3.1; IPv6: RFC 8200 §3; TCP checksum: RFC 9293 §3.1.
+#include <cstring>
+
+#include "wire/bytes.h"
+#include "wire/checksum.h"
+#include "wire/packet.h"
+
+namespace weir::wire {
+namespace {
+
+// An IPv4-mapped pair of addresses means IPv4 on the wire; anything else IPv6.
+bool is_v4_packet(const IpInfo& ip) { return ip.src.is_v4() && ip.dst.is_v4(); }
+
+void write_ipv4(const IpInfo& ip, size_t total, uint8_t* p) {
+  p[0] = 0x45;  // version 4, IHL 5: we never send IP options
+  p[1] = ip.tos;
+  store_be16(p + 2, static_cast<uint16_t>(total));
+  store_be16(p + 4, ip.id);
+  store_be16(p + 6, ip.df ? 0x4000 : 0);
+  p[8] = ip.ttl;
+  p[9] = kProtoTcp;
+  store_be16(p + 10, 0);
+  store_be32(p + 12, ip.src.v4_host_order());
+  store_be32(p + 16, ip.dst.v4_host_order());
+  store_be16(p + 10, csum_fold(csum_partial({p, kIpv4HeaderMin})));
+}
+
+void write_ipv6(const IpInfo& ip, size_t payload_len, uint8_t* p) {
+  store_be32(p, 6u << 28 | uint32_t{ip.tos} << 20 | (ip.flow_label & 0xfffffu));
+  store_be16(p + 4, static_cast<uint16_t>(payload_len));
+  p[6] = kProtoTcp;
+  p[7] = ip.ttl;
+  std::memcpy(p + 8, ip.src.bytes().data(), 16);
+  std::memcpy(p + 24, ip.dst.bytes().data(), 16);
+}
+
+}  // namespace
+
+size_t tcp_packet_size(const IpInfo& ip, const TcpHeader& h, size_t payload_len) {
+  size_t ip_len = is_v4_packet(ip) ? kIpv4HeaderMin : kIpv6Header;
+  return ip_len + kTcpHeaderMin + options_wire_len(h.options) + payload_len;
+}
+
+size_t build_tcp_packet(const IpInfo& ip, const TcpHeader& h, std::span<const uint8_t> payload,
+                        std::span<uint8_t> out) {
+  size_t total = tcp_packet_size(ip, h, payload.size());
+  bool v4 = is_v4_packet(ip);
+  size_t ip_len = v4 ? kIpv4HeaderMin : kIpv6Header;
+  // Both length fields are 16 bits; a datagram they cannot describe is not built.
+  if (out.size() < total || total - (v4 ? 0 : ip_len) > 0xffff) return 0;
+  uint8_t* p = out.data();
+  if (v4) write_ipv4(ip, total, p);
+  else write_ipv6(ip, total - ip_len, p);
+  uint8_t* tcp = p + ip_len;
+  size_t hlen = emit_tcp(h, out.subspan(ip_len));
+  if (!payload.empty()) std::memcpy(tcp + hlen, payload.data(), payload.size());
+  size_t seg_len = total - ip_len;
+  uint32_t sum = pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
+  store_be16(tcp + 16, csum_fold(csum_partial({tcp, seg_len}, sum)));
+  return total;
+}
+
+std::vector<uint8_t> build_tcp_packet(const IpInfo& ip, const TcpHeader& h,
+                                      std::span<const uint8_t> payload) {
+  std::vector<uint8_t> out(tcp_packet_size(ip, h, payload.size()));
+  out.resize(build_tcp_packet(ip, h, payload, out));
+  return out;
+}
+
+}  // namespace weir::wire

@@ -1,0 +1,164 @@
+// TCP header and option emission. Two layouts: Linux's (tcp_options_write in
+// net/ipv4/tcp_output.c) when TcpOptions::items is empty, and the caller's
+// exact item order otherwise (the packetdrill runner sends script packets
+// byte for byte that way). Both run through one writer so that
+// options_wire_len and emit_tcp can never disagree.
+#include <algorithm>
+#include <cstring>
+
+#include "wire/bytes.h"
+#include "wire/tcp_header.h"
+#include "wire/tcp_options_layout.h"
+
+namespace weir::wire {
+namespace {
+
+// Appends option bytes to a 40-byte area; with `out == nullptr` it only counts.
+class OptWriter {
+ public:
+  explicit OptWriter(uint8_t* out) : out_(out) {}
+  size_t used() const { return n_; }
+  size_t room() const { return kTcpOptionsMax - n_; }
+
+  void byte(uint8_t b) {
+    if (out_) out_[n_] = b;
+    ++n_;
+  }
+  void be16(uint16_t v) {
+    if (out_) store_be16(out_ + n_, v);
+    n_ += 2;
+  }
+  void be32(uint32_t v) {
+    if (out_) store_be32(out_ + n_, v);
+    n_ += 4;
+  }
+  void bytes(const uint8_t* p, size_t len) {
+    if (out_) std::memcpy(out_ + n_, p, len);
+    n_ += len;
+  }
+  void kind_len(uint8_t kind, uint8_t len) { byte(kind); byte(len); }
+  void nops(int k) { for (int i = 0; i < k; ++i) byte(tcp_opt::NOP); }
+  void pad_to_word() { while (n_ % 4 != 0) byte(tcp_opt::EOL); }
+
+  void mss(uint16_t v) { kind_len(tcp_opt::MSS, 4); be16(v); }
+  void wscale(uint8_t v) { kind_len(tcp_opt::WSCALE, 3); byte(v); }
+  void sack_permitted() { kind_len(tcp_opt::SACK_PERMITTED, 2); }
+  void timestamps(const TcpTimestamps& ts) {
+    kind_len(tcp_opt::TIMESTAMP, 10);
+    be32(ts.val);
+    be32(ts.ecr);
+  }
+  void sack(const TcpOptions& o, size_t count) {
+    kind_len(tcp_opt::SACK, static_cast<uint8_t>(2 + 8 * count));
+    for (size_t i = 0; i < count; ++i) {
+      be32(o.sack[i].begin.raw());
+      be32(o.sack[i].end.raw());
+    }
+  }
+
+ private:
+  uint8_t* out_;
+  size_t n_ = 0;
+};
+
+// Linux's tcp_options_write order: MSS; TS (preceded by SACK-permitted if
+// both, else by NOP NOP); NOP NOP SACK-permitted when no TS; NOP WS;
+// NOP NOP SACK blocks, as many as still fit (tcp_established_options).
+void write_linux_layout(const TcpOptions& o, OptWriter& w) {
+  if (o.mss) w.mss(*o.mss);
+  if (o.ts) {
+    if (o.sack_permitted) w.sack_permitted();
+    else w.nops(2);
+    w.timestamps(*o.ts);
+  }
+  if (o.sack_permitted && !o.ts) {
+    w.nops(2);
+    w.sack_permitted();
+  }
+  if (o.wscale) {
+    w.nops(1);
+    w.wscale(*o.wscale);
+  }
+  if (o.sack_count > 0 && w.room() >= 4 + 8) {
+    size_t n = std::min<size_t>(o.sack_count, (w.room() - 4) / 8);
+    w.nops(2);
+    w.sack(o, n);
+  }
+}
+
+// Length one item takes when written by write_item.
+size_t item_len(const TcpOptions& o, const TcpOptionItem& it) {
+  switch (it.kind) {
+    case tcp_opt::EOL:
+    case tcp_opt::NOP: return 1;
+    case tcp_opt::MSS: if (o.mss) return 4; break;
+    case tcp_opt::WSCALE: if (o.wscale) return 3; break;
+    case tcp_opt::SACK_PERMITTED: return 2;
+    case tcp_opt::TIMESTAMP: if (o.ts) return 10; break;
+    case tcp_opt::SACK: if (o.sack_count > 0) return 2 + 8 * size_t{o.sack_count}; break;
+    default: break;
+  }
+  // Raw bytes; an item pointing outside `raw` cannot be written.
+  if (it.len == 0 || size_t{it.offset} + it.len > o.raw_len) return 0;
+  return it.len;
+}
+
+// Known kinds take their value from the parsed fields (so a caller can edit
+// them); a known kind without a value and every unknown kind use raw bytes.
+void write_item(const TcpOptions& o, const TcpOptionItem& it, OptWriter& w) {
+  switch (it.kind) {
+    case tcp_opt::EOL:
+    case tcp_opt::NOP: w.byte(it.kind); return;
+    case tcp_opt::MSS: if (o.mss) return w.mss(*o.mss); break;
+    case tcp_opt::WSCALE: if (o.wscale) return w.wscale(*o.wscale); break;
+    case tcp_opt::SACK_PERMITTED: return w.sack_permitted();
+    case tcp_opt::TIMESTAMP: if (o.ts) return w.timestamps(*o.ts); break;
+    case tcp_opt::SACK: if (o.sack_count > 0) return w.sack(o, o.sack_count); break;
+    default: break;
+  }
+  w.bytes(o.raw.data() + it.offset, it.len);
+}
+
+// Items that would overflow the 40-byte option space are dropped, as is any
+// item that cannot be written; the rest keep their order.
+void write_items(const TcpOptions& o, OptWriter& w) {
+  size_t count = std::min<size_t>(o.item_count, kTcpOptionsMax);
+  for (size_t i = 0; i < count; ++i) {
+    size_t len = item_len(o, o.items[i]);
+    if (len == 0 || len > w.room()) continue;
+    write_item(o, o.items[i], w);
+  }
+}
+
+}  // namespace
+
+size_t write_options(const TcpOptions& o, uint8_t* out, bool pad) {
+  OptWriter w(out);
+  if (o.item_count == 0) write_linux_layout(o, w);
+  else write_items(o, w);
+  // RFC 9293 §3.1: the header ends on a 32-bit boundary; pad with zeros.
+  if (pad) w.pad_to_word();
+  return w.used();
+}
+
+size_t options_wire_len(const TcpOptions& o) { return write_options(o, nullptr, true); }
+
+size_t emit_tcp(const TcpHeader& h, std::span<uint8_t> out) {
+  size_t opt_len = options_wire_len(h.options);
+  size_t hlen = kTcpHeaderMin + opt_len;
+  if (out.size() < hlen) return 0;
+  uint8_t* p = out.data();
+  store_be16(p, h.src_port);
+  store_be16(p + 2, h.dst_port);
+  store_be32(p + 4, h.seq.raw());
+  store_be32(p + 8, h.ack.raw());
+  p[12] = static_cast<uint8_t>((hlen / 4) << 4);
+  p[13] = h.flags;
+  store_be16(p + 14, h.window);
+  store_be16(p + 16, 0);
+  store_be16(p + 18, h.urgent);
+  write_options(h.options, p + kTcpHeaderMin, true);
+  return hlen;
+}
+
+}  // namespace weir::wire
