@@ -1,0 +1,100 @@
+// The congestion-control registry and the helpers of Linux net/ipv4/tcp_cong.c
+// and tcp_output.c that every algorithm and the engine share. See cc.h.
+#include "tcp/cc/cc.h"
+
+#include <algorithm>
+
+#include "tcp/cc/reno.h"
+
+namespace weir::cc {
+
+std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOptions& opts) {
+  if (name == "reno") return std::make_unique<Reno>();
+  (void)opts;
+  return nullptr;
+}
+
+bool cc_available(std::string_view name) {
+  return name == "reno";
+}
+
+bool is_cwnd_limited(const CcState& tp) {
+  if (tp.is_cwnd_limited) return true;
+  // In slow start, let cwnd grow to twice what was actually in flight, so a
+  // flow that is briefly not cwnd-limited still doubles per round.
+  if (in_slow_start(tp)) return tp.snd_cwnd < 2 * tp.max_packets_out;
+  return false;
+}
+
+uint32_t slow_start(CcState& tp, uint32_t acked) {
+  // RFC 5681 §3.1 / RFC 3465: grow by what was ACKed, but not past ssthresh;
+  // the rest of the ACKed packets belong to congestion avoidance.
+  uint32_t cwnd = std::min(tp.snd_cwnd + acked, tp.snd_ssthresh);
+  acked -= cwnd - tp.snd_cwnd;
+  tp.snd_cwnd = std::min(cwnd, tp.snd_cwnd_clamp);
+  return acked;
+}
+
+void cong_avoid_ai(CcState& tp, uint32_t w, uint32_t acked) {
+  w = std::max(w, 1u);
+  // Credits accumulated while w was larger are applied gently now.
+  if (tp.snd_cwnd_cnt >= w) {
+    tp.snd_cwnd_cnt = 0;
+    tp.snd_cwnd++;
+  }
+  tp.snd_cwnd_cnt += acked;
+  if (tp.snd_cwnd_cnt >= w) {
+    uint32_t delta = tp.snd_cwnd_cnt / w;
+    tp.snd_cwnd_cnt -= delta * w;
+    tp.snd_cwnd += delta;
+  }
+  tp.snd_cwnd = std::min(tp.snd_cwnd, tp.snd_cwnd_clamp);
+}
+
+uint32_t current_ssthresh(const CcState& tp) {
+  if (in_cwnd_reduction(tp)) return tp.snd_ssthresh;
+  return std::max(tp.snd_ssthresh, (tp.snd_cwnd >> 1) + (tp.snd_cwnd >> 2));
+}
+
+bool may_raise_cwnd(uint32_t reordering, uint32_t sysctl_reordering, bool data_acked,
+                    bool forward_progress) {
+  if (reordering > sysctl_reordering) return forward_progress;
+  return data_acked;
+}
+
+void update_pacing_rate(CcState& tp, uint32_t ss_ratio, uint32_t ca_ratio) {
+  // Near the end of slow start (cwnd >= ssthresh/2) Linux already slows to
+  // the CA ratio.
+  uint32_t ratio = tp.snd_cwnd < tp.snd_ssthresh / 2 ? ss_ratio : ca_ratio;
+  unsigned __int128 rate = static_cast<unsigned __int128>(tp.mss) * ratio *
+                           std::max(tp.snd_cwnd, tp.packets_out) * 1000000000u / 100u;
+  // Before the first RTT sample Linux divides by nothing: the rate is only
+  // bounded by max_pacing_rate.
+  if (tp.srtt.ns() > 0) rate /= static_cast<uint64_t>(tp.srtt.ns());
+  uint64_t r = rate > std::numeric_limits<uint64_t>::max() ? std::numeric_limits<uint64_t>::max()
+                                                           : static_cast<uint64_t>(rate);
+  tp.pacing_rate = std::min(r, tp.max_pacing_rate);
+}
+
+void cwnd_restart(CongestionControl& cc, CcState& tp, Duration idle, Duration rto,
+                  uint32_t init_cwnd, Time now) {
+  cc.cwnd_event(tp, CaEvent::CwndRestart, now);
+  tp.snd_ssthresh = current_ssthresh(tp);
+  uint32_t restart_cwnd = std::min(init_cwnd, tp.snd_cwnd);
+  uint32_t cwnd = tp.snd_cwnd;
+  // RFC 5681 §4.1 says restart at the initial window; Linux (RFC 2861 spirit)
+  // halves once per RTO of idleness, never below it.
+  if (rto.ns() > 0) {
+    for (idle -= rto; idle.ns() > 0 && cwnd > restart_cwnd; idle -= rto) cwnd >>= 1;
+  }
+  tp.snd_cwnd = std::max(cwnd, restart_cwnd);
+}
+
+void slow_start_after_idle_check(CongestionControl& cc, CcState& tp, Duration rto,
+                                 uint32_t init_cwnd, bool enabled, Time now) {
+  if (!enabled || tp.packets_out != 0 || cc.has_cong_control()) return;
+  Duration idle = now - tp.lsndtime;
+  if (idle > rto) cwnd_restart(cc, tp, idle, rto, init_cwnd, now);
+}
+
+}  // namespace weir::cc
