@@ -1,0 +1,373 @@
+// Scoreboard bookkeeping. Every flag change goes through add_flags() /
+// remove_flags(), which take the packet's contribution out of the counts and
+// put it back, so the counts cannot drift from the flags (seed 002).
+#include "tcp/scoreboard.h"
+
+#include <algorithm>
+#include <cassert>
+#include <fmt/format.h>
+
+namespace weir::tcp {
+
+const char* to_string(ScoreboardError e) {
+  switch (e) {
+    case ScoreboardError::kNotAtHighData: return "send does not start at HighData";
+    case ScoreboardError::kOutsideWindow: return "range outside [HighACK, HighData)";
+    case ScoreboardError::kNotEntryStart: return "retransmission not on a packet boundary";
+    case ScoreboardError::kZeroMss: return "zero MSS";
+  }
+  return "?";
+}
+
+Scoreboard::Scoreboard(Seq32 snd_una, bool sack_enabled) : sack_enabled_(sack_enabled) {
+  ring_.resize(16);
+  reset(snd_una);
+}
+
+void Scoreboard::reset(Seq32 snd_una) {
+  while (!empty()) {
+    free_node(ring_at(0));
+    ring_pop_front();
+  }
+  ring_head_ = 0;
+  ts_head_ = ts_tail_ = kNil;
+  known_.clear();
+  counts_ = {};
+  reno_sacked_ = 0;
+  high_ack_ = high_data_ = high_rxt_ = rescue_rxt_ = snd_una;
+  have_highest_sack_ = false;
+}
+
+// --- storage --------------------------------------------------------------
+
+void Scoreboard::ring_grow() {
+  std::vector<uint32_t> bigger(ring_.size() * 2);
+  for (size_t i = 0; i < ring_count_; ++i) bigger[i] = ring_at(i);
+  ring_.swap(bigger);
+  ring_head_ = 0;
+}
+
+void Scoreboard::ring_push_back(uint32_t node) {
+  if (ring_count_ == ring_.size()) ring_grow();
+  ring_[(ring_head_ + ring_count_) & (ring_.size() - 1)] = node;
+  ++ring_count_;
+}
+
+void Scoreboard::ring_pop_front() {
+  ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
+  --ring_count_;
+}
+
+// Only splits insert in the middle (PMTU drop): O(n) there is acceptable.
+void Scoreboard::ring_insert(size_t pos, uint32_t node) {
+  if (ring_count_ == ring_.size()) ring_grow();
+  const size_t mask = ring_.size() - 1;
+  for (size_t i = ring_count_; i > pos; --i) {
+    ring_[(ring_head_ + i) & mask] = ring_[(ring_head_ + i - 1) & mask];
+  }
+  ring_[(ring_head_ + pos) & mask] = node;
+  ++ring_count_;
+}
+
+uint32_t Scoreboard::alloc_node() {
+  if (free_.empty()) {
+    slab_.emplace_back();
+    return static_cast<uint32_t>(slab_.size() - 1);
+  }
+  const uint32_t n = free_.back();
+  free_.pop_back();
+  slab_[n] = Node{};
+  return n;
+}
+
+void Scoreboard::free_node(uint32_t n) {
+  if (slab_[n].in_ts) ts_unlink(n);
+  free_.push_back(n);
+}
+
+void Scoreboard::ts_unlink(uint32_t n) {
+  Node& x = slab_[n];
+  if (x.ts_prev != kNil) slab_[x.ts_prev].ts_next = x.ts_next; else ts_head_ = x.ts_next;
+  if (x.ts_next != kNil) slab_[x.ts_next].ts_prev = x.ts_prev; else ts_tail_ = x.ts_prev;
+  x.ts_prev = x.ts_next = kNil;
+  x.in_ts = false;
+}
+
+void Scoreboard::ts_push_back(uint32_t n) {
+  Node& x = slab_[n];
+  x.ts_prev = ts_tail_;
+  x.ts_next = kNil;
+  if (ts_tail_ != kNil) slab_[ts_tail_].ts_next = n; else ts_head_ = n;
+  ts_tail_ = n;
+  x.in_ts = true;
+}
+
+void Scoreboard::ts_insert_after(uint32_t at, uint32_t n) {
+  Node& x = slab_[n];
+  x.ts_prev = at;
+  x.ts_next = slab_[at].ts_next;
+  if (x.ts_next != kNil) slab_[x.ts_next].ts_prev = n; else ts_tail_ = n;
+  slab_[at].ts_next = n;
+  x.in_ts = true;
+}
+
+// Linux keeps SACKed and lost-not-yet-retransmitted skbs off the
+// tsorted_sent_queue: RACK has nothing to learn from them.
+void Scoreboard::ts_update(uint32_t n) {
+  const ScoreboardEntry& e = slab_[n].e;
+  const bool want = !e.sacked() && !(e.lost() && !e.retrans());
+  if (!want && slab_[n].in_ts) ts_unlink(n);
+  if (want && !slab_[n].in_ts) {
+    // Usually the newest (a retransmission just sent); after an undo an old
+    // packet comes back and goes to its place by transmission time.
+    uint32_t at = ts_tail_;
+    while (at != kNil && e.xmit_time < slab_[at].e.xmit_time) at = slab_[at].ts_prev;
+    if (at == ts_tail_) {
+      ts_push_back(n);
+    } else if (at == kNil) {
+      Node& x = slab_[n];
+      x.ts_prev = kNil;
+      x.ts_next = ts_head_;
+      slab_[ts_head_].ts_prev = n;
+      ts_head_ = n;
+      x.in_ts = true;
+    } else {
+      ts_insert_after(at, n);
+    }
+  }
+}
+
+// --- counting -------------------------------------------------------------
+
+void Scoreboard::account(const ScoreboardEntry& e, int sign) {
+  const uint32_t len = e.seq.len();
+  auto apply32 = [sign](uint32_t& c) { c = sign > 0 ? c + 1 : c - 1; };
+  auto apply64 = [sign, len](uint64_t& c) { c = sign > 0 ? c + len : c - len; };
+  apply32(counts_.packets_out);
+  apply64(counts_.bytes_out);
+  if (e.sacked()) { apply32(counts_.sacked_out); apply64(counts_.sacked_bytes); }
+  if (e.lost()) { apply32(counts_.lost_out); apply64(counts_.lost_bytes); }
+  if (e.retrans()) { apply32(counts_.retrans_out); apply64(counts_.retrans_bytes); }
+}
+
+void Scoreboard::add_flags(ScoreboardEntry& e, uint8_t f) {
+  account(e, -1);
+  e.flags |= f;
+  account(e, +1);
+}
+
+void Scoreboard::remove_flags(ScoreboardEntry& e, uint8_t f) {
+  account(e, -1);
+  e.flags &= static_cast<uint8_t>(~f);
+  account(e, +1);
+}
+
+// --- transmission ---------------------------------------------------------
+
+Expected<uint32_t, ScoreboardError> Scoreboard::on_send(SeqRange range, uint32_t mss, Time now,
+                                                        const PacketRateSnapshot& rate) {
+  if (mss == 0) return Unexpected{ScoreboardError::kZeroMss};
+  if (!(range.begin == high_data_)) return Unexpected{ScoreboardError::kNotAtHighData};
+  uint32_t added = 0;
+  Seq32 s = range.begin;
+  while (s < range.end) {
+    const uint32_t n = alloc_node();
+    ScoreboardEntry& e = slab_[n].e;
+    e.seq = {s, s + std::min(mss, seq_len(s, range.end))};
+    e.sent_begin = s;
+    e.xmit_time = e.first_xmit_time = now;
+    e.mss = mss;
+    e.rate = rate;
+    ring_push_back(n);
+    ts_push_back(n);
+    account(e, +1);
+    s = e.seq.end;
+    ++added;
+  }
+  high_data_ = seq_max(high_data_, range.end);
+  return added;
+}
+
+// Linux tcp_fragment(): the tail becomes its own packet with the same
+// history; both count. Returns the new node.
+uint32_t Scoreboard::split(size_t index, Seq32 at) {
+  const uint32_t n = ring_at(index);
+  const uint32_t m = alloc_node();  // may reallocate slab_: no references across
+  account(slab_[n].e, -1);
+  slab_[m].e = slab_[n].e;
+  slab_[m].e.seq = {at, slab_[n].e.seq.end};
+  slab_[m].e.sent_begin = at;
+  slab_[n].e.seq.end = at;
+  account(slab_[n].e, +1);
+  account(slab_[m].e, +1);
+  ring_insert(index + 1, m);
+  if (slab_[n].in_ts) ts_insert_after(n, m);
+  return m;
+}
+
+Expected<uint32_t, ScoreboardError> Scoreboard::on_retransmit(SeqRange range, uint32_t mss,
+                                                              Time now,
+                                                              const PacketRateSnapshot& rate,
+                                                              RetransmitKind kind) {
+  if (mss == 0) return Unexpected{ScoreboardError::kZeroMss};
+  if (range.empty() || range.begin < high_ack_ || range.end > high_data_) {
+    return Unexpected{ScoreboardError::kOutsideWindow};
+  }
+  auto first = find(range.begin);
+  if (!first || !(at(*first).seq.begin == range.begin)) {
+    return Unexpected{ScoreboardError::kNotEntryStart};
+  }
+  uint32_t marked = 0;
+  for (size_t i = *first; i < size() && at(i).seq.begin < range.end; ++i) {
+    if (range.end < at(i).seq.end) {
+      const uint32_t tail = split(i, range.end);
+      // The receiver may already hold the tail's bytes (an earlier SACK that
+      // covered only part of the old, larger packet).
+      if (sack_enabled_) {
+        auto k = std::lower_bound(known_.begin(), known_.end(), range.end,
+                                  [](const SeqRange& r, Seq32 s) { return r.end <= s; });
+        if (k != known_.end() && k->covers(slab_[tail].e.seq)) {
+          AckResult ignored;
+          mark_sacked(tail, ignored, high_ack_);
+        }
+      }
+    }
+    const uint32_t n = ring_at(i);
+    ScoreboardEntry& e = slab_[n].e;
+    if (e.sacked()) continue;
+    e.xmit_time = now;
+    e.rate = rate;
+    e.mss = mss;
+    if (e.retrans_count < UINT16_MAX) ++e.retrans_count;
+    add_flags(e, kind == RetransmitKind::kNormal ? (sb_flag::kRetrans | sb_flag::kEverRetrans)
+                                                 : sb_flag::kEverRetrans);
+    // Linux tcp_update_skb_after_send(): a retransmission goes to the tail
+    // of the time-sorted queue.
+    if (slab_[n].in_ts) ts_unlink(n);
+    ts_update(n);
+    if (high_rxt_ < e.seq.end) high_rxt_ = e.seq.end;  // RFC 6675 §4 NextSeg: HighRxt
+    ++marked;
+  }
+  return marked;
+}
+
+// --- loss marking ---------------------------------------------------------
+
+void Scoreboard::mark_lost(size_t index) {
+  const uint32_t n = ring_at(index);
+  ScoreboardEntry& e = slab_[n].e;
+  if (e.sacked()) return;
+  if (e.lost()) {
+    if (e.retrans()) {
+      // Linux tcp_mark_skb_lost(): the retransmission was lost too
+      // (TcpExtTCPLostRetransmit).
+      remove_flags(e, sb_flag::kRetrans);
+      ++lost_retransmits_;
+    }
+  } else {
+    add_flags(e, sb_flag::kLost);
+  }
+  ts_update(n);
+}
+
+void Scoreboard::on_rto(bool reneged, Time keep_if_sent_after) {
+  if (reneged) {
+    // Linux tcp_timeout_mark_lost(): SACK reneging forgets every SACK.
+    for (size_t i = 0; i < size(); ++i) remove_flags(slab_[ring_at(i)].e, sb_flag::kSacked);
+    known_.clear();
+    have_highest_sack_ = false;
+  }
+  for (size_t i = 0; i < size(); ++i) {
+    const ScoreboardEntry& e = at(i);
+    if (!reneged && i != 0 && e.xmit_time > keep_if_sent_after) continue;
+    mark_lost(i);
+  }
+  high_rxt_ = high_ack_;
+  rescue_rxt_ = high_ack_;
+}
+
+void Scoreboard::clear_lost() {
+  for (size_t i = 0; i < size(); ++i) {
+    const uint32_t n = ring_at(i);
+    if (slab_[n].e.lost()) {
+      remove_flags(slab_[n].e, sb_flag::kLost);
+      ts_update(n);
+    }
+  }
+}
+
+void Scoreboard::clear_marks() {
+  for (size_t i = 0; i < size(); ++i) {
+    const uint32_t n = ring_at(i);
+    remove_flags(slab_[n].e, sb_flag::kSacked | sb_flag::kLost | sb_flag::kRetrans);
+    ts_update(n);
+  }
+  known_.clear();
+  have_highest_sack_ = false;
+  reno_reset();
+}
+
+// --- queries --------------------------------------------------------------
+
+size_t Scoreboard::lower_bound_end(Seq32 s) const {
+  size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).seq.end <= s) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+std::optional<size_t> Scoreboard::find(Seq32 s) const {
+  if (s < high_ack_ || !(s < high_data_)) return std::nullopt;
+  const size_t i = lower_bound_end(s);
+  if (i >= size() || !at(i).seq.contains(s)) return std::nullopt;
+  return i;
+}
+
+std::optional<size_t> Scoreboard::next_lost(Seq32 from) const {
+  for (size_t i = lower_bound_end(from); i < size(); ++i) {
+    const ScoreboardEntry& e = at(i);
+    if (e.lost() && !e.retrans() && !e.sacked()) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<Seq32> Scoreboard::highest_sacked_end() const {
+  if (!have_highest_sack_ || counts_.sacked_out == 0 || !sack_enabled_) return std::nullopt;
+  return highest_sack_end_;
+}
+
+// --- non-SACK peers -------------------------------------------------------
+
+// Linux tcp_limit_reno_sacked(): at most packets_out - max(lost_out, 1)
+// duplicate ACKs can stand for delivered packets; more means reordering.
+bool Scoreboard::reno_limit() {
+  uint32_t holes = std::max<uint32_t>(counts_.lost_out, 1);
+  holes = std::min(holes, counts_.packets_out);
+  if (counts_.sacked_out + holes > counts_.packets_out) {
+    counts_.sacked_out = counts_.packets_out - holes;
+    reno_sacked_ = counts_.sacked_out;
+    return true;
+  }
+  return false;
+}
+
+Scoreboard::RenoDupack Scoreboard::reno_add_dupack() {
+  RenoDupack r;
+  if (sack_enabled_) return r;
+  const uint32_t prior = counts_.sacked_out;
+  ++counts_.sacked_out;
+  ++reno_sacked_;
+  r.limited = reno_limit();
+  r.delivered = counts_.sacked_out > prior ? counts_.sacked_out - prior : 0;
+  return r;
+}
+
+void Scoreboard::reno_reset() {
+  if (sack_enabled_) return;
+  counts_.sacked_out = 0;
+  reno_sacked_ = 0;
+}
+
+}  // namespace weir::tcp

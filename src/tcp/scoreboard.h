@@ -1,0 +1,324 @@
+// The sender's scoreboard (RFC 6675 §2-§4): what has been sent, SACKed,
+// marked lost and retransmitted, kept per transmitted packet, with the counts
+// Linux keeps (tcp_sock packets_out, sacked_out, lost_out, retrans_out) and
+// RFC 6675's `pipe` maintained incrementally, never rebuilt by a walk.
+//
+// The sender keeps the bytes; the scoreboard keeps metadata. One entry is one
+// packet on the wire (Linux: one skb with tcp_skb_pcount() == 1). Entries are
+// contiguous in sequence space and cover [HighACK, HighData). An entry is
+// split only when it is retransmitted with a smaller MSS (path MTU fell); a
+// partial cumulative ACK trims its front. A packet is credited as SACKed only
+// when SACK blocks cover all its remaining bytes (Linux
+// tcp_match_skb_to_sack(): SACKs only count whole MSS-sized packets), so the
+// counts are exact whatever the MSS does later (seed 002).
+//
+// Costs: cumulative ACK O(1) amortised per packet freed; a SACK block
+// O(log n) to locate plus O(k) for the k packets it newly covers: ranges
+// already known to be SACKed are skipped without touching their packets, so
+// a repeated (duplicate) block costs O(log n). No allocation in steady state:
+// entries live in a slab with a free list, the sequence order in a ring of
+// slab indices, both grown by doubling and never shrunk.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "weir/seq.h"
+#include "weir/time.h"
+
+#include "tcp/cc/delivery_rate.h"
+#include "weir/expected.h"
+
+namespace weir::tcp {
+
+// The per-packet delivery-rate snapshot taken at transmission (Linux
+// tcp_skb_cb.tx), owned by cc's delivery-rate sampler. The scoreboard stores
+// it opaquely and hands back the one of the most recently sent packet an ACK
+// delivers (Linux tcp_rate_skb_delivered() picks the same packet).
+using PacketRateSnapshot = cc::TxRateSnapshot;
+
+// Per-packet state bits, named after Linux's TCPCB_* sacked flags.
+namespace sb_flag {
+inline constexpr uint8_t kSacked = 0x01;       // TCPCB_SACKED_ACKED
+inline constexpr uint8_t kRetrans = 0x02;      // TCPCB_SACKED_RETRANS: a retransmission in flight
+inline constexpr uint8_t kLost = 0x04;         // TCPCB_LOST
+inline constexpr uint8_t kEverRetrans = 0x08;  // TCPCB_EVER_RETRANS
+}  // namespace sb_flag
+
+struct ScoreboardEntry {
+  SeqRange seq;          // the bytes still unacknowledged (front trimmed by partial ACKs)
+  Seq32 sent_begin;      // where the packet began when sent (seq.begin before trims)
+  Time xmit_time{};      // latest (re)transmission
+  Time first_xmit_time{};
+  uint32_t mss = 0;      // the MSS it was sent with
+  uint16_t retrans_count = 0;
+  uint8_t flags = 0;
+  PacketRateSnapshot rate{};
+
+  bool sacked() const { return flags & sb_flag::kSacked; }
+  bool lost() const { return flags & sb_flag::kLost; }
+  bool retrans() const { return flags & sb_flag::kRetrans; }
+  bool ever_retrans() const { return flags & sb_flag::kEverRetrans; }
+};
+
+// Linux's packet counts (struct tcp_sock), in packets.
+struct ScoreboardCounts {
+  uint32_t packets_out = 0;
+  uint32_t sacked_out = 0;
+  uint32_t lost_out = 0;
+  uint32_t retrans_out = 0;
+  // The same in bytes, for RFC 6675's byte-based pipe.
+  uint64_t bytes_out = 0;
+  uint64_t sacked_bytes = 0;
+  uint64_t lost_bytes = 0;
+  uint64_t retrans_bytes = 0;
+
+  // Linux tcp_packets_in_flight(): packets_out - left_out + retrans_out.
+  uint32_t in_flight() const { return packets_out - (sacked_out + lost_out) + retrans_out; }
+  // RFC 6675 §4 "pipe" in bytes, counted the same way.
+  uint64_t pipe_bytes() const { return bytes_out - (sacked_bytes + lost_bytes) + retrans_bytes; }
+  bool operator==(const ScoreboardCounts&) const = default;
+};
+
+// One delivered packet, as RACK and the rate sampler want it.
+struct DeliveredPacket {
+  Time xmit_time{};
+  Seq32 end_seq;
+  bool retransmitted = false;  // ever retransmitted (RFC 8985 §6.2 step 2 filter)
+  PacketRateSnapshot rate{};
+};
+
+// What one ACK did to the scoreboard.
+struct AckResult {
+  // RFC 6675 HighACK advanced (Linux FLAG_SND_UNA_ADVANCED).
+  bool una_advanced = false;
+  uint32_t acked_bytes = 0;      // newly cumulatively acknowledged bytes
+  uint32_t acked_packets = 0;    // packets freed by the cumulative ACK
+  uint32_t sacked_bytes = 0;     // bytes of packets newly SACKed
+  uint32_t sacked_packets = 0;   // packets newly SACKed
+  // Packets newly delivered: freed-and-not-previously-SACKed plus newly SACKed
+  // (Linux tcp_count_delivered()).
+  uint32_t delivered_packets = 0;
+  bool retrans_data_acked = false;  // FLAG_RETRANS_DATA_ACKED
+  bool orig_data_delivered = false; // a never-retransmitted packet delivered
+  // RTT samples from never-retransmitted packets only (Karn, RFC 6298 §3):
+  // `rtt_oldest` from the earliest sent (Linux seq_rtt / sack_rtt, fed to
+  // the RTO estimator), `rtt_newest` from the latest sent (Linux ca_rtt).
+  std::optional<Duration> rtt_oldest;
+  std::optional<Duration> rtt_newest;
+  // The most recently transmitted packet delivered by this ACK (by xmit
+  // time, ties by end sequence): RACK.xmit_ts / RACK.end_seq input
+  // (RFC 8985 §6.2 step 2) and the rate sample's packet.
+  std::optional<DeliveredPacket> latest_delivered;
+  // Highest SACKed sequence after this ACK (Linux tcp_highest_sack_seq()).
+  std::optional<Seq32> highest_sacked_end;
+  // Reordering evidence (Linux tcp_check_sack_reordering()): how far below
+  // the previously highest SACKed byte a never-retransmitted packet was
+  // delivered, in bytes; 0 if none was.
+  uint32_t reordering_bytes = 0;
+  // RFC 2883 D-SACK (Linux tcp_check_dsack()).
+  bool dsack = false;
+  SeqRange dsack_range{};
+  uint32_t dsack_retrans_packets = 0;  // ever-retransmitted packets the D-SACK covers
+  bool dsack_below_una = false;        // D-SACK entirely at/below the new HighACK
+  uint32_t discarded_blocks = 0;       // invalid SACK blocks (TcpExtTCPSACKDiscard)
+};
+
+enum class ScoreboardError : uint8_t {
+  kNotAtHighData,   // on_send range does not start at HighData
+  kOutsideWindow,   // range outside [HighACK, HighData)
+  kNotEntryStart,   // retransmission does not start on a packet boundary
+  kZeroMss,
+};
+const char* to_string(ScoreboardError e);
+
+enum class RetransmitKind : uint8_t {
+  kNormal,  // counted in retrans_out (Linux tcp_retransmit_skb())
+  kProbe,   // TLP probe: EVER_RETRANS only (Linux tcp_send_loss_probe())
+};
+
+class Scoreboard {
+ public:
+  explicit Scoreboard(Seq32 snd_una = Seq32(0), bool sack_enabled = true);
+
+  // Forget everything; HighACK = HighData = snd_una.
+  void reset(Seq32 snd_una);
+  // Peer negotiated SACK (RFC 2018). Without it, sacked_out counts
+  // duplicate ACKs as Linux's tcp_add_reno_sack() does.
+  void set_sack_enabled(bool on) { sack_enabled_ = on; }
+  bool sack_enabled() const { return sack_enabled_; }
+
+  // --- transmission -------------------------------------------------------
+  // New data [HighData, HighData + len) sent now, cut into packets of `mss`.
+  // Returns the number of packets added; an error (and no change) if
+  // `range.begin != HighData` or `mss == 0`.
+  Expected<uint32_t, ScoreboardError> on_send(SeqRange range, uint32_t mss, Time now,
+                                              const PacketRateSnapshot& rate = {});
+  // A retransmission of `range`, which must begin at a packet's first
+  // unacknowledged byte. A range ending inside a packet splits it (smaller
+  // MSS after a PMTU drop); every unSACKed packet in the range is marked
+  // retransmitted (Linux tcp_fragment() + tcp_retransmit_skb()). Returns the
+  // number of packets marked.
+  Expected<uint32_t, ScoreboardError> on_retransmit(SeqRange range, uint32_t mss, Time now,
+                                                    const PacketRateSnapshot& rate = {},
+                                                    RetransmitKind kind = RetransmitKind::kNormal);
+
+  // --- acknowledgement ----------------------------------------------------
+  // One ACK: SACK blocks first (Linux tcp_sacktag_write_queue()), then the
+  // cumulative ACK (tcp_clean_rtx_queue()). `ack` not after HighData.
+  AckResult on_ack(Seq32 ack, std::span<const SeqRange> sack_blocks, Time now);
+
+  // Non-SACK peers (Linux tcp_add_reno_sack / tcp_remove_reno_sacks /
+  // tcp_reset_reno_sack): a duplicate ACK counts one packet as SACKed; a
+  // cumulative ACK (through on_ack) removes all but one of the packets it
+  // frees from that count.
+  struct RenoDupack {
+    uint32_t delivered = 0;  // 1 if the dupack was counted
+    bool limited = false;    // count exceeded packets_out - holes: reordering (Linux tcp_limit_reno_sacked)
+  };
+  RenoDupack reno_add_dupack();
+  void reno_reset();
+
+  // --- loss marking -------------------------------------------------------
+  // Linux tcp_mark_skb_lost(): marks the packet at `index` lost; a
+  // retransmission of an already-lost packet is thereby declared lost too
+  // (counted in `lost_retransmits`). No effect on a SACKed packet.
+  void mark_lost(size_t index);
+  // RTO (Linux tcp_timeout_mark_lost()): if `reneged` forget every SACK
+  // first; then mark every unSACKed packet lost, except packets sent after
+  // `keep_if_sent_after` (RACK: not yet timed out), the head excepted.
+  void on_rto(bool reneged, Time keep_if_sent_after = Time::never());
+  // Undo of a loss episode (Linux tcp_undo_cwnd_reduction(unmark_loss)):
+  // clear every LOST mark.
+  void clear_lost();
+  // Linux tcp_clear_retrans(): forget every mark, keep the packets.
+  void clear_marks();
+
+  // --- queries ------------------------------------------------------------
+  const ScoreboardCounts& counts() const { return counts_; }
+  uint32_t packets_out() const { return counts_.packets_out; }
+  uint32_t sacked_out() const { return counts_.sacked_out; }
+  uint32_t lost_out() const { return counts_.lost_out; }
+  uint32_t retrans_out() const { return counts_.retrans_out; }
+  uint32_t in_flight() const { return counts_.in_flight(); }
+  uint64_t pipe_bytes() const { return counts_.pipe_bytes(); }
+  uint64_t lost_retransmits() const { return lost_retransmits_; }
+
+  // RFC 6675 §2 variables.
+  Seq32 high_ack() const { return high_ack_; }     // HighACK (= SND.UNA)
+  Seq32 high_data() const { return high_data_; }   // HighData (= SND.NXT of new data)
+  Seq32 high_rxt() const { return high_rxt_; }     // HighRxt
+  Seq32 rescue_rxt() const { return rescue_rxt_; } // RescueRxt
+  void set_rescue_rxt(Seq32 s) { rescue_rxt_ = s; }
+  std::optional<Seq32> highest_sacked_end() const;
+
+  size_t size() const { return ring_count_; }
+  bool empty() const { return ring_count_ == 0; }
+  const ScoreboardEntry& at(size_t index) const { return slab_[ring_at(index)].e; }
+  // Index of the packet containing `s`, if any.
+  std::optional<size_t> find(Seq32 s) const;
+  // First packet marked lost and not retransmitted at or after `from`
+  // (RFC 6675 §4 NextSeg rule 1 with Linux's LOST marks; Linux
+  // tcp_xmit_retransmit_queue()).
+  std::optional<size_t> next_lost(Seq32 from) const;
+
+  // Packets by transmission time, oldest first, excluding SACKed packets and
+  // lost-not-retransmitted ones (Linux tsorted_sent_queue). For RACK:
+  // `f(index, entry)` returns false to stop the walk. The callback may call
+  // mark_lost(index) on the packet it is given.
+  template <typename F>
+  void walk_by_xmit_time(F&& f);
+
+  // Recomputes every count by a walk and compares; empty string when all
+  // agree, otherwise a description. Cheap enough for tests after every op.
+  std::string check_invariants() const;
+
+ private:
+  static constexpr uint32_t kNil = 0xffffffffu;
+  struct Node {
+    ScoreboardEntry e;
+    uint32_t ts_prev = kNil;  // tsorted list links (slab indices)
+    uint32_t ts_next = kNil;
+    bool in_ts = false;
+  };
+
+  // Ring of slab indices in sequence order.
+  uint32_t ring_at(size_t i) const { return ring_[(ring_head_ + i) & (ring_.size() - 1)]; }
+  void ring_push_back(uint32_t node);
+  void ring_pop_front();
+  void ring_insert(size_t pos, uint32_t node);
+  void ring_grow();
+  uint32_t alloc_node();
+  void free_node(uint32_t n);
+  void ts_unlink(uint32_t n);
+  void ts_push_back(uint32_t n);
+  void ts_update(uint32_t n);
+  void ts_insert_after(uint32_t at, uint32_t n);
+  bool reno_limit();
+
+  size_t lower_bound_end(Seq32 s) const;  // first index whose seq.end > s
+  void add_flags(ScoreboardEntry& e, uint8_t f);
+  void remove_flags(ScoreboardEntry& e, uint8_t f);
+  void account(const ScoreboardEntry& e, int sign);
+  uint32_t split(size_t index, Seq32 at);
+
+  void sack_block(SeqRange block, AckResult& r, Time now, Seq32 prior_fack);
+  void sack_walk(SeqRange part, SeqRange merged, AckResult& r, Time now, Seq32 prior_fack);
+  SeqRange known_insert(SeqRange block, std::vector<SeqRange>& fresh);
+  void known_trim(Seq32 una);
+  void check_dsack(Seq32 ack, std::span<const SeqRange> blocks, AckResult& r) const;
+  void cum_ack(Seq32 ack, AckResult& r, Time now);
+  void note_delivered(const ScoreboardEntry& e, AckResult& r, bool by_sack);
+  void mark_sacked(uint32_t node, AckResult& r, Seq32 prior_fack);
+  void dsack_block(SeqRange block, AckResult& r);
+  void finish_rtt(AckResult& r, Time now) const;
+
+  // Per-ACK scratch (reset by on_ack).
+  struct AckScratch {
+    bool have_reord = false;
+    Seq32 reord_low;
+    bool have_cum_rtt = false, have_sack_rtt = false;
+    Time cum_first{}, cum_last{}, sack_first{}, sack_last{};
+  } scratch_;
+
+  std::vector<Node> slab_;
+  std::vector<uint32_t> free_;
+  std::vector<uint32_t> ring_;  // power-of-two capacity
+  size_t ring_head_ = 0;
+  size_t ring_count_ = 0;
+  uint32_t ts_head_ = kNil;
+  uint32_t ts_tail_ = kNil;
+
+  // Union of SACKed byte ranges above HighACK (sorted, disjoint): lets a
+  // repeated block be recognised without touching its packets.
+  std::vector<SeqRange> known_;
+  std::vector<SeqRange> fresh_;  // scratch, reused
+
+  ScoreboardCounts counts_;
+  uint32_t reno_sacked_ = 0;
+  uint64_t lost_retransmits_ = 0;
+  bool sack_enabled_ = true;
+  Seq32 high_ack_;
+  Seq32 high_data_;
+  Seq32 high_rxt_;
+  Seq32 rescue_rxt_;
+  Seq32 highest_sack_;       // start of the highest SACKed packet (Linux tp->highest_sack)
+  Seq32 highest_sack_end_;   // its end
+  bool have_highest_sack_ = false;
+};
+
+template <typename F>
+void Scoreboard::walk_by_xmit_time(F&& f) {
+  uint32_t n = ts_head_;
+  while (n != kNil) {
+    const uint32_t next = slab_[n].ts_next;
+    auto idx = find(slab_[n].e.seq.begin);
+    if (!idx || !f(*idx, static_cast<const ScoreboardEntry&>(slab_[n].e))) return;
+    n = next;
+  }
+}
+
+}  // namespace weir::tcp
