@@ -274,6 +274,7 @@ class Scoreboard {
   void note_delivered(const ScoreboardEntry& e, AckResult& r, bool by_sack);
   void mark_sacked(uint32_t node, AckResult& r, Seq32 prior_fack);
   void dsack_block(SeqRange block, AckResult& r);
+  void credit_if_held(uint32_t node);
   void finish_rtt(AckResult& r, Time now) const;
 
   // Per-ACK scratch (reset by on_ack).

@@ -214,6 +214,13 @@ void Scoreboard::cum_ack(Seq32 ack, AckResult& r, Time) {
   }
   high_ack_ = ack;
   known_trim(ack);
+  // A packet acknowledged in part whose remaining bytes the peer has SACKed
+  // is held in full: credit it now. (Linux keeps such a one-packet skb
+  // untrimmed and never credits it; counting it keeps "SACKed" meaning
+  // "the peer holds every byte" and changes no count twice.)
+  if (!empty() && !at(0).sacked() && !known_.empty() && known_[0].covers(at(0).seq)) {
+    mark_sacked(ring_at(0), r, high_ack_);
+  }
   if (high_rxt_ < ack) high_rxt_ = ack;
   if (rescue_rxt_ < ack) rescue_rxt_ = ack;
   if (counts_.sacked_out == 0 && sack_enabled_) have_highest_sack_ = false;

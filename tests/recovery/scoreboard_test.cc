@@ -1,0 +1,289 @@
+// Scoreboard behaviour beyond seed 002: D-SACK detection, Karn's rule on RTT
+// samples, reordering evidence, RACK's delivered packet, loss marking,
+// non-SACK duplicate-ACK accounting, and a seeded random walk checked against
+// an independent byte-level model of what the peer holds.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "recovery/scoreboard_fixture.h"
+
+namespace weir::tcp {
+namespace {
+
+using testing::SbHarness;
+
+TEST(Scoreboard, SendMustStartAtHighData) {
+  Scoreboard sb(Seq32(100));
+  EXPECT_FALSE(sb.on_send({Seq32(200), Seq32(300)}, 100, Time::zero()).has_value());
+  EXPECT_FALSE(sb.on_send({Seq32(100), Seq32(300)}, 0, Time::zero()).has_value());
+  auto r = sb.on_send({Seq32(100), Seq32(350)}, 100, Time::zero());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, 3u);
+  EXPECT_EQ(sb.at(2).seq.len(), 50u);
+  EXPECT_EQ(sb.high_data(), Seq32(350));
+}
+
+TEST(Scoreboard, RetransmitMustStartOnPacketBoundary) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  EXPECT_FALSE(h.sb().on_retransmit(h.range(500, 1000), 1000, h.now()).has_value());
+  EXPECT_FALSE(h.sb().on_retransmit(h.range(2000, 4000), 1000, h.now()).has_value());
+  EXPECT_EQ(h.retransmit(1000, 3000, 1000), 2u);
+  EXPECT_EQ(h.sb().retrans_out(), 2u);
+  EXPECT_EQ(h.sb().high_rxt(), h.seq(3000));
+}
+
+TEST(Scoreboard, DsackBelowCumulativeAckIsDetected) {
+  SbHarness h(0);
+  h.send(0, 4000, 1000);
+  h.mark_lost(0);
+  h.retransmit(0, 1000, 1000);
+  h.ack(2000);
+  auto r = h.ack(2000, {{0, 1000}});
+  EXPECT_TRUE(r.dsack);
+  EXPECT_TRUE(r.dsack_below_una);
+  EXPECT_EQ(r.dsack_range, h.range(0, 1000));
+  EXPECT_EQ(r.discarded_blocks, 0u);
+}
+
+TEST(Scoreboard, DsackInsideSecondBlockClearsRetransInFlight) {
+  SbHarness h(0);
+  h.send(0, 4000, 1000);
+  h.retransmit(1000, 2000, 1000, RetransmitKind::kNormal);  // e.g. a spurious retransmission
+  EXPECT_EQ(h.sb().retrans_out(), 1u);
+  auto r = h.ack(0, {{1000, 2000}, {1000, 3000}});
+  EXPECT_TRUE(r.dsack);
+  EXPECT_FALSE(r.dsack_below_una);
+  EXPECT_EQ(r.dsack_retrans_packets, 1u);
+  EXPECT_EQ(h.sb().retrans_out(), 0u) << "the duplicate proves no copy is in flight";
+  EXPECT_EQ(h.sb().sacked_out(), 2u);
+}
+
+TEST(Scoreboard, OrdinaryFirstBlockIsNotDsack) {
+  SbHarness h(0);
+  h.send(0, 4000, 1000);
+  auto r = h.ack(0, {{2000, 3000}, {1000, 1500}});
+  EXPECT_FALSE(r.dsack);
+}
+
+TEST(Scoreboard, InvalidBlocksAreDiscardedAndCounted) {
+  SbHarness h(0);
+  h.send(0, 4000, 1000);
+  h.ack(1000);
+  auto r = h.ack(1000, {{2000, 3000}, {3000, 5000}, {500, 1500}});
+  EXPECT_EQ(r.discarded_blocks, 2u) << "beyond HighData; below SND.UNA but not first";
+  EXPECT_EQ(h.sb().sacked_out(), 1u);
+}
+
+TEST(Scoreboard, RttSamplesFollowKarn) {
+  SbHarness h(0);
+  h.send(0, 1000, 1000);
+  h.advance(Duration::ms(10));
+  h.send(1000, 2000, 1000);
+  h.advance(Duration::ms(10));
+  h.retransmit(0, 1000, 1000);
+  h.advance(Duration::ms(30));
+  auto r = h.ack(1000);
+  EXPECT_TRUE(r.retrans_data_acked);
+  EXPECT_FALSE(r.rtt_oldest.has_value()) << "ambiguous: retransmitted";
+  r = h.ack(2000);
+  ASSERT_TRUE(r.rtt_oldest.has_value());
+  EXPECT_EQ(*r.rtt_oldest, Duration::ms(40));
+  EXPECT_EQ(*r.rtt_newest, Duration::ms(40));
+}
+
+TEST(Scoreboard, RttOldestAndNewestFromOneAck) {
+  SbHarness h(0);
+  h.send(0, 1000, 1000);
+  h.advance(Duration::ms(5));
+  h.send(1000, 2000, 1000);
+  h.advance(Duration::ms(20));
+  auto r = h.ack(2000);
+  EXPECT_EQ(*r.rtt_oldest, Duration::ms(25));
+  EXPECT_EQ(*r.rtt_newest, Duration::ms(20));
+}
+
+TEST(Scoreboard, SackRttUsedWhenNothingCumulativelyAcked) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  h.advance(Duration::ms(7));
+  auto r = h.ack(0, {{1000, 3000}});
+  EXPECT_EQ(*r.rtt_oldest, Duration::ms(7));
+}
+
+TEST(Scoreboard, LatestDeliveredIsMostRecentlySent) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  h.advance(Duration::ms(1));
+  h.mark_lost(0);
+  h.retransmit(0, 1000, 1000);
+  auto r = h.ack(3000);
+  ASSERT_TRUE(r.latest_delivered.has_value());
+  EXPECT_EQ(r.latest_delivered->end_seq, h.seq(1000)) << "the retransmission was sent last";
+  EXPECT_TRUE(r.latest_delivered->retransmitted);
+  EXPECT_EQ(r.delivered_packets, 3u);
+}
+
+TEST(Scoreboard, ReorderingEvidenceMeasuresDistanceBelowHighestSack) {
+  SbHarness h(0);
+  h.send(0, 8000, 1000);
+  auto r = h.ack(0, {{6000, 7000}});
+  EXPECT_EQ(r.reordering_bytes, 0u);
+  r = h.ack(0, {{2000, 3000}, {6000, 7000}});
+  EXPECT_EQ(r.reordering_bytes, 4000u) << "from 2000 up to the highest SACKed packet at 6000";
+  r = h.ack(1000, {{2000, 3000}, {6000, 7000}});
+  EXPECT_EQ(r.reordering_bytes, 6000u);
+}
+
+TEST(Scoreboard, RetransmittedPacketDeliveredIsNotReordering) {
+  SbHarness h(0);
+  h.send(0, 4000, 1000);
+  h.ack(0, {{3000, 4000}});
+  h.mark_lost(0);
+  h.retransmit(0, 1000, 1000);
+  auto r = h.ack(1000, {{3000, 4000}});
+  EXPECT_EQ(r.reordering_bytes, 0u);
+}
+
+TEST(Scoreboard, LostRetransmissionIsCountedAndLeavesFlight) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  h.mark_lost(0);
+  EXPECT_EQ(h.sb().in_flight(), 2u);
+  h.retransmit(0, 1000, 1000);
+  EXPECT_EQ(h.sb().in_flight(), 3u);
+  h.mark_lost(0);  // RACK: the retransmission is lost as well
+  EXPECT_EQ(h.sb().lost_retransmits(), 1u);
+  EXPECT_EQ(h.sb().retrans_out(), 0u);
+  EXPECT_EQ(h.sb().in_flight(), 2u);
+  ASSERT_TRUE(h.sb().next_lost(h.seq(0)).has_value());
+  EXPECT_EQ(*h.sb().next_lost(h.seq(0)), 0u);
+}
+
+TEST(Scoreboard, SackOfLostRetransmittedPacketClearsBoth) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  h.mark_lost(1000);
+  h.retransmit(1000, 2000, 1000);
+  h.ack(0, {{1000, 2000}});
+  EXPECT_EQ(h.sb().lost_out(), 0u);
+  EXPECT_EQ(h.sb().retrans_out(), 0u);
+  EXPECT_EQ(h.sb().in_flight(), 2u);
+}
+
+TEST(Scoreboard, ClearLostRestoresFlight) {
+  SbHarness h(0);
+  h.send(0, 5000, 1000);
+  h.rto(false);
+  EXPECT_EQ(h.sb().in_flight(), 0u);
+  h.sb().clear_lost();
+  h.check();
+  EXPECT_EQ(h.sb().in_flight(), 5u);
+}
+
+TEST(Scoreboard, RackRtoKeepsRecentlySentPacketsButAlwaysTheHead) {
+  SbHarness h(0);
+  h.send(0, 1000, 1000);
+  h.advance(Duration::ms(100));
+  h.send(1000, 3000, 1000);
+  h.sb().on_rto(false, h.now() - Duration::ms(1));
+  h.check();
+  EXPECT_EQ(h.sb().lost_out(), 1u);
+  EXPECT_TRUE(h.sb().at(0).lost());
+}
+
+TEST(Scoreboard, WalkByXmitTimePutsRetransmissionsLast) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  h.advance(Duration::ms(1));
+  h.retransmit(0, 1000, 1000);
+  std::vector<uint32_t> order;
+  h.sb().walk_by_xmit_time([&](size_t i, const ScoreboardEntry& e) {
+    order.push_back(static_cast<uint32_t>(i));
+    (void)e;
+    return true;
+  });
+  EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 0}));
+}
+
+// Non-SACK peers: Linux counts duplicate ACKs in sacked_out and limits them.
+TEST(Scoreboard, RenoDupacksCountAsSackedAndAreLimited) {
+  SbHarness h(0, /*sack=*/false);
+  h.send(0, 4000, 1000);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(h.sb().reno_add_dupack().limited);
+  h.check();
+  EXPECT_EQ(h.sb().sacked_out(), 3u);
+  auto d = h.sb().reno_add_dupack();
+  EXPECT_TRUE(d.limited) << "4 dupacks cannot stand for 4 of 4 packets with a hole";
+  EXPECT_EQ(h.sb().sacked_out(), 3u);
+  h.check();
+  auto r = h.ack(2000);  // hole plus one duplicate-ACKed packet
+  EXPECT_EQ(h.sb().sacked_out(), 1u) << "2 left, at least one of them the hole";
+  EXPECT_EQ(r.delivered_packets, 1u);
+  h.ack(4000);
+  EXPECT_EQ(h.sb().sacked_out(), 0u);
+  EXPECT_EQ(h.sb().in_flight(), 0u);
+}
+
+TEST(Scoreboard, RenoIgnoresSackBlocks) {
+  SbHarness h(0, /*sack=*/false);
+  h.send(0, 4000, 1000);
+  h.ack(0, {{1000, 2000}});
+  EXPECT_EQ(h.sb().sacked_out(), 0u);
+}
+
+// Random operations against a byte-level model: a packet must be SACKed iff
+// the peer is known to hold all its bytes (since the last reneging), and the
+// counts must match a walk (checked inside the harness).
+TEST(Scoreboard, RandomWalkMatchesByteModel) {
+  for (uint32_t base : testing::kBases) {
+    std::mt19937 rng(12345 + base);
+    SbHarness h(base);
+    uint32_t una = 0, nxt = 0;
+    std::set<uint32_t> held;  // offsets (in units of 100 bytes) the peer SACKed
+    auto pick = [&](uint32_t lo, uint32_t hi) { return lo + rng() % (hi - lo + 1); };
+    for (int step = 0; step < 4000; ++step) {
+      h.advance(Duration::us(100));
+      const uint32_t op = rng() % 10;
+      if (op < 3 && nxt - una < 60000) {
+        const uint32_t len = 100 * pick(1, 30);
+        h.send(nxt, nxt + len, 100 * pick(5, 15));
+        nxt += len;
+      } else if (op < 6 && nxt > una) {
+        const uint32_t b = una + 100 * pick(0, (nxt - una) / 100 - 1);
+        const uint32_t e = b + 100 * pick(1, (nxt - b) / 100);
+        h.ack(una, {{b, e}, {b, e}});
+        for (uint32_t x = b; x < e; x += 100) held.insert(x);
+      } else if (op < 7 && nxt > una) {
+        una += 100 * pick(0, (nxt - una) / 100);
+        h.ack(una);
+        held.erase(held.begin(), held.lower_bound(una));
+      } else if (op < 8 && !h.sb().empty()) {
+        h.sb().mark_lost(rng() % h.sb().size());
+        h.check();
+      } else if (op < 9 && !h.sb().empty()) {
+        const ScoreboardEntry& e = h.sb().at(rng() % h.sb().size());
+        const uint32_t b = static_cast<uint32_t>(e.seq.begin - h.seq(0));
+        const uint32_t len = e.seq.len() > 100 ? 100 * pick(1, e.seq.len() / 100) : e.seq.len();
+        h.retransmit(b, b + len, 100 * pick(1, 10));
+      } else if (rng() % 8 == 0) {
+        h.rto(/*reneged=*/true);
+        held.clear();
+      }
+      for (size_t i = 0; i < h.sb().size(); ++i) {
+        const ScoreboardEntry& e = h.sb().at(i);
+        bool all = true;
+        for (uint32_t x = static_cast<uint32_t>(e.seq.begin - h.seq(0)); x < static_cast<uint32_t>(e.seq.end - h.seq(0)); x += 100) {
+          all = all && held.count(x) > 0;
+        }
+        ASSERT_EQ(e.sacked(), all) << "step " << step << " entry " << i;
+      }
+      ASSERT_EQ(h.sb().packets_out(), h.sb().size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weir::tcp
