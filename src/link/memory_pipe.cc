@@ -1,0 +1,52 @@
+#include "link/memory_pipe.h"
+
+namespace weir::link {
+
+MemoryPipe::MemoryPipe(Config cfg) : cfg_(cfg) {}
+
+void MemoryPipe::set_now(Time now) { now_ = max(now_, now); }
+
+void MemoryPipe::enqueue(Side from, std::span<const uint8_t> packet) {
+  PipeStats& st = stats_[idx(from)];
+  if (packet.size() > cfg_.mtu) {
+    ++st.dropped_oversize;
+    return;
+  }
+  if (filter_ && !filter_(from, packet)) {
+    ++st.dropped_filter;
+    return;
+  }
+  auto& q = q_[idx(from)];
+  if (q.size() >= cfg_.queue_limit) {
+    ++st.dropped_full;
+    return;
+  }
+  ++st.sent;
+  // A fixed delay keeps each direction FIFO: due times never decrease.
+  q.push_back(Packet{now_ + cfg_.delay, next_order_++, {packet.begin(), packet.end()}});
+}
+
+std::optional<Side> MemoryPipe::due_side(Time now) const {
+  std::optional<Side> best;
+  for (Side s : {Side::A, Side::B}) {
+    const auto& q = q_[idx(s)];
+    if (q.empty() || q.front().due > now) continue;
+    if (!best) {
+      best = s;
+      continue;
+    }
+    const Packet& b = q_[idx(*best)].front();
+    const Packet& c = q.front();
+    if (c.due < b.due || (c.due == b.due && c.order < b.order)) best = s;
+  }
+  return best;
+}
+
+Time MemoryPipe::next_delivery() const {
+  Time t = Time::never();
+  for (const auto& q : q_)
+    if (!q.empty()) t = min(t, q.front().due);
+  return t;
+}
+
+}  // namespace weir::link
