@@ -93,6 +93,13 @@ struct TcpInfo {
   uint32_t cubic_k_ms = 0;
   uint32_t hystart_exit_cwnd = 0;
   uint8_t hystart_exit_reason = 0;  // 0 none, 1 ACK train, 2 delay, 3 loss, 4 HyStart++ CSS end
+  uint64_t cubic_epoch_start_ms = 0;  // virtual time (ms) the current CUBIC epoch began; 0: none
+  // BBR (Linux struct tcp_bbr_info, plus the mode).
+  uint8_t bbr_mode = 0;             // 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT
+  uint64_t bbr_bw = 0;              // bytes/s, max-filtered bottleneck bandwidth
+  uint32_t bbr_min_rtt = 0;         // us
+  uint32_t bbr_pacing_gain = 0;     // << 8
+  uint32_t bbr_cwnd_gain = 0;       // << 8
 };
 
 }  // namespace weir

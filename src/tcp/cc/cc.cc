@@ -4,18 +4,21 @@
 
 #include <algorithm>
 
+#include "tcp/cc/bbr.h"
+#include "tcp/cc/cubic.h"
 #include "tcp/cc/reno.h"
 
 namespace weir::cc {
 
 std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOptions& opts) {
   if (name == "reno") return std::make_unique<Reno>();
-  (void)opts;
+  if (name == "cubic") return std::make_unique<Cubic>(opts);
+  if (name == "bbr") return std::make_unique<Bbr>(opts);
   return nullptr;
 }
 
 bool cc_available(std::string_view name) {
-  return name == "reno";
+  return name == "reno" || name == "cubic" || name == "bbr";
 }
 
 bool is_cwnd_limited(const CcState& tp) {

@@ -102,7 +102,14 @@ struct CcState {
   bool is_cwnd_limited = false;                 // tp->is_cwnd_limited (tcp_cwnd_validate)
   uint64_t lost = 0;                            // tp->lost: total packets ever marked lost
   Time lsndtime;                                // when data was last sent
+  Time wstamp;                                  // tcp_wstamp_ns: earliest departure of the next packet (pacing)
   DeliveryRate rate;                            // delivered, app_limited, rate samples
+
+  // Set by congestion control when slow start ends by HyStart (or HyStart++,
+  // or a loss in the initial slow start): the tcp_info hystart_exit_reason
+  // value (1 ACK train, 2 delay, 3 loss, 4 CSS end). The engine emits
+  // TraceEvent::kHystartExit (a = cwnd, b = reason) and clears it to 0.
+  uint8_t slow_start_exit_reason = 0;
 };
 
 // Linux enum tcp_ca_event.
@@ -142,6 +149,12 @@ struct CcOptions {
   int hystart_detect = 3;         // bit 0: ACK train, bit 1: delay
   uint32_t hystart_low_window = 16;
   Duration hystart_ack_delta = Duration::ms(2);
+  // Reproduce seed 004's bug (HyStart rounds not restarted below
+  // hystart_low_window), for the lab's before/after experiment only.
+  bool hystart_seed004_bug = false;
+  // BBR: seed of the generator that picks the first PROBE_BW gain phase
+  // (Linux uses get_random_u32_below(); weir runs are reproducible).
+  uint64_t rng_seed = 1;
 };
 
 // The algorithm interface (Linux struct tcp_congestion_ops). Methods whose

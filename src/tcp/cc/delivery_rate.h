@@ -103,6 +103,13 @@ class DeliveryRate {
   void check_app_limited(uint32_t unsent_bytes, uint32_t mss, uint32_t in_flight,
                          uint32_t cwnd, uint32_t lost_out, uint32_t retrans_out);
 
+  // Marks the current flight app-limited (BBR's PROBE_RTT does this so its
+  // deliberately low rate samples do not lower the bandwidth model).
+  void mark_app_limited(uint32_t in_flight) {
+    uint64_t end = delivered_ + in_flight;
+    app_limited_ = end != 0 ? end : 1;
+  }
+
   uint64_t delivered() const { return delivered_; }
   uint32_t delivered_ce() const { return delivered_ce_; }
   // tp->app_limited: 0 when not app-limited, else the `delivered` value that
