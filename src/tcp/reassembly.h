@@ -31,7 +31,8 @@ struct OfoInsert {
   uint32_t new_bytes = 0;        // bytes not held before
   uint32_t dup_bytes = 0;        // bytes already held
   std::optional<SeqRange> dup;   // first already-held part, for D-SACK (RFC 2883 §4)
-  bool merged = false;           // joined or absorbed an existing range (TcpExtTCPOFOMerge)
+  bool fully_dup = false;        // every byte was already held (Linux counts TCPOFOMerge)
+  uint32_t absorbed = 0;         // held ranges the segment covered whole (TCPOFOMerge each)
   SeqRange block;                // the block now containing the segment
 };
 
@@ -47,9 +48,11 @@ class Reassembly {
   // `rcv_nxt` and are contiguous into `out`. Returns how many moved.
   uint32_t pull(Seq32 rcv_nxt, std::deque<uint8_t>& out);
 
-  // Drops whole ranges, highest sequence first, until mem() <= max_mem.
+  // Drops whole ranges, highest sequence first, until mem() <= max_mem,
+  // but never a range that begins at or below `floor` (Linux
+  // tcp_prune_ofo_queue stops where the incoming segment would land).
   // Returns the number of bytes dropped.
-  uint32_t prune(uint64_t max_mem);
+  uint32_t prune(uint64_t max_mem, std::optional<Seq32> floor = std::nullopt);
 
   // Drops bytes at or above `seq` (e.g. beyond a FIN). Returns bytes dropped.
   uint32_t drop_from(Seq32 seq);

@@ -93,6 +93,9 @@ struct DataSegment {
   // Age of the TSval this segment echoes (now - when we sent it), for the
   // receiver RTT estimate (Linux tcp_rcv_rtt_measure_ts). Absent without TS.
   std::optional<Duration> tsecr_age;
+  // The raw TSecr the age was computed from, so that a TSecr repeated across a
+  // burst is sampled once (Linux rcv_rtt_last_tsecr). 0: not given.
+  uint32_t tsecr = 0;
 };
 
 // Why (part of) a segment was not accepted.
@@ -145,15 +148,30 @@ class Receiver {
   Errc set_window_clamp(uint32_t bytes);
   // SO_RCVLOWAT: may grow the buffer and clamp the window (Linux tcp_set_rcvlowat).
   Errc set_rcvlowat(uint32_t bytes);
-  // TCP_QUICKACK: on = quick-ACK mode now; off = delayed ACKs (ping-pong).
-  void set_quickack(bool on);
+  // TCP_QUICKACK: on = leave ping-pong (interactive) mode; off = enter it.
+  // Returns true when an ACK should be sent now (Linux __tcp_sock_set_quickack
+  // runs tcp_cleanup_rbuf when an ACK is scheduled).
+  bool set_quickack(bool on);
   // Linux tcp_enter_quickack_mode, for the connection's own reasons.
   void enter_quickack_mode();
 
   // ---- arrivals -------------------------------------------------------------
   // RFC 9293 §3.10.7.4 acceptability test of SEG.SEQ/SEG.LEN (len counts FIN).
   bool acceptable(Seq32 seq, uint32_t seg_len) const;
+  // Every segment carrying data or FIN in a synchronized state (after the
+  // caller's RST/SYN/ACK checks). Runs the full acceptability test itself:
+  // old or out-of-window segments come back with `drop` set and `ack_now`
+  // (RFC 9293 §3.10.7.4: "send an acknowledgment"), a duplicate with a D-SACK
+  // queued. `rto` bounds ATO; `srtt` (zero if unknown) bounds the delayed-ACK
+  // timeout and the SACK-compression delay as in Linux.
   DataOutcome on_data(Time now, const DataSegment& seg, Duration rto, Counters& c);
+  DataOutcome on_data(Time now, const DataSegment& seg, Duration rto, Duration srtt,
+                      Counters& c);
+  // A data segment failed acceptable() and will be answered by a duplicate
+  // ACK: Linux tcp_send_dupack's bookkeeping. If it carries old data, queue a
+  // D-SACK for it (RFC 2883 §4), count TcpExtDelayedACKLost and enter
+  // quick-ACK mode. Call before sending that ACK.
+  void on_unacceptable(Seq32 seq, uint32_t seg_len, Counters& c);
 
   // ---- the application ------------------------------------------------------
   ReadResult read(Time now, std::span<uint8_t> out, bool peek, Counters& c);
@@ -177,7 +195,9 @@ class Receiver {
 
   // ---- delayed ACK ----------------------------------------------------------
   bool ack_pending() const { return ack_pending_; }
-  Time delack_deadline() const { return ack_pending_ ? delack_deadline_ : Time::never(); }
+  // The earliest of the delayed-ACK timer and the SACK-compression timer;
+  // Time::never() when neither is armed.
+  Time delack_deadline() const;
   // Timer fired. Returns true when an ACK must be sent now.
   bool on_delack_timer(Time now, Duration rto, Counters& c);
 
@@ -194,33 +214,73 @@ class Receiver {
   uint32_t rcv_mss() const { return rcv_mss_; }
   Duration ato() const { return ato_; }
   bool in_quickack_mode() const;
+  bool in_pingpong_mode() const { return pingpong_ >= kPingpongThresh; }
   const Reassembly& ofo() const { return ofo_; }
   // tcp_info's receive fields: rcv_wnd, rcv_space, rcv_mss, rcv_ssthresh, ato,
   // rcv_rtt, rcv_ooopack, bytes_received, data_segs_in, rcv_wscale.
   void fill_info(TcpInfo& info) const;
 
  private:
+  static constexpr uint32_t kMaxQuickAcks = 16;     // Linux TCP_MAX_QUICKACKS
+  static constexpr uint32_t kPingpongThresh = 1;    // Linux TCP_PINGPONG_THRESH
+  static constexpr uint32_t kMinRcvbuf = 4608;      // Linux SOCK_MIN_RCVBUF (2 x min truesize)
+  static constexpr uint32_t kMssDefault = 536;      // RFC 9293 §3.7.1, Linux TCP_MSS_DEFAULT
+  static constexpr uint32_t kMinMss = 88;           // Linux TCP_MIN_MSS
+  static constexpr uint32_t kCompSackNr = 44;       // net.ipv4.tcp_comp_sack_nr
+  static constexpr Duration kCompSackDelay = Duration::ms(1);  // tcp_comp_sack_delay_ns
+
+  uint32_t win_from_space(uint64_t space) const;  // Linux tcp_win_from_space
+  uint32_t space_from_win(uint64_t win) const;    // Linux tcp_space_from_win
+  uint32_t full_space() const;   // window the whole buffer allows (tcp_full_space)
+  uint32_t free_space() const;   // what is left after queued data (tcp_space)
+  uint32_t max_window() const { return 65535u << rcv_wscale_; }  // RFC 7323 §2.3
+  uint32_t compute_window() const;  // Linux __tcp_select_window, in bytes
+  void damp_quickack();             // its side effect when space runs low
+  void apply_window_clamp(uint32_t clamp);  // Linux tcp_set_window_clamp
+  void init_buffer_space(Time now);         // Linux tcp_init_buffer_space
+  void grow_window(uint32_t len);           // Linux tcp_grow_window
+  void measure_rcv_mss(uint32_t len);       // Linux tcp_measure_rcv_mss
+  void event_data_recv(Time now, uint32_t len, Duration rto);  // tcp_event_data_recv
+  void rcv_rtt_measure(Time now);                  // per-window sample
+  void rcv_rtt_update(Duration sample, bool win_dep);
+  void rcv_space_adjust(Time now);                 // Linux tcp_rcv_space_adjust
+  void incr_quickack(uint32_t max_quickacks);
+  void enter_quickack(uint32_t max_quickacks);
+  bool ack_snd_check(Time now, Duration srtt);     // Linux __tcp_ack_snd_check
+  bool send_delayed_ack(Time now, Duration srtt);  // Linux tcp_send_delayed_ack
+  bool cleanup_rbuf(size_t copied) const;          // Linux tcp_cleanup_rbuf
+  void dsack_set(SeqRange r, Counters& c);
+  void rcv_rtt_measure_ts(uint32_t len, Duration age);  // Linux tcp_rcv_rtt_measure_ts
+  void flush_counters(Counters& c);
+  // The pieces of on_data().
+  DataOutcome on_old_data(Seq32 seq, uint32_t len, Seq32 end, Counters& c);
+  void queue_in_order(Time now, std::span<const uint8_t> data, bool fin, Duration rto,
+                      DataOutcome& out, Counters& c);
+  void queue_ofo(Seq32 seq, std::span<const uint8_t> data, bool fin, DataOutcome& out,
+                 Counters& c);
+  uint64_t charged() const { return rcvq_bytes_ + ofo_.mem(); }
+
   ReceiverConfig cfg_;
   // RFC 9293 §3.3.1 receive sequence variables.
   Seq32 irs_;
   Seq32 rcv_nxt_;
   Seq32 rcv_wup_;          // rcv.nxt when rcv.wnd was last advertised (Linux rcv_wup)
-  uint32_t rcv_wnd_ = 0;   // RCV.WND as last advertised, bytes
+  uint32_t rcv_wnd_ = 0;   // RCV.WND as last advertised, bytes (a multiple of 1 << shift)
   uint8_t rcv_wscale_ = 0; // RFC 7323 Rcv.Wind.Shift
   bool wscale_ok_ = false;
   bool sack_ok_ = false;
   bool timestamps_ = false;
   bool synced_ = false;
+  bool initial_selected_ = false;
   uint32_t advmss_ = 1460;
   uint32_t peer_mss_ = 536;
 
   // Buffer and window accounting (Linux sk_rcvbuf, window_clamp, rcv_ssthresh).
   uint32_t rcvbuf_ = 0;
-  uint32_t window_clamp_ = 0;
+  uint32_t window_clamp_ = 0;  // 0: not set (Linux: the largest scalable window)
   uint32_t rcv_ssthresh_ = 0;
   uint32_t rcvlowat_ = 1;
-  bool rcvbuf_locked_ = false;   // SO_RCVBUF set: no autotuning
-  bool clamp_locked_ = false;    // TCP_WINDOW_CLAMP set
+  bool rcvbuf_locked_ = false;   // SO_RCVBUF set: no autotuning (SOCK_RCVBUF_LOCK)
 
   // In-order data not yet read (bounded by the buffer).
   std::deque<uint8_t> rcvq_;
@@ -228,25 +288,37 @@ class Receiver {
   Seq32 copied_seq_;        // next byte the application will read (Linux copied_seq)
   bool fin_in_order_ = false;
   Reassembly ofo_;
+  std::optional<Seq32> ofo_fin_;  // sequence number of a FIN held out of order
+  uint64_t ofo_fin_stamp_ = 0;
+  uint64_t stamp_ = 0;            // arrival counter for SACK block recency
 
   // D-SACK to report on the next ACK (RFC 2883).
   std::optional<SeqRange> dsack_;
 
   // Delayed ACK (Linux icsk_ack).
-  bool ack_pending_ = false;
-  bool ack_now_flag_ = false;
+  bool ack_pending_ = false;   // ICSK_ACK_SCHED
+  bool ack_timer_ = false;     // ICSK_ACK_TIMER
+  bool ack_now_flag_ = false;  // ICSK_ACK_NOW
+  bool pushed_ = false;        // ICSK_ACK_PUSHED
+  bool pushed2_ = false;       // ICSK_ACK_PUSHED2
   Time delack_deadline_ = Time::never();
   Duration ato_ = Duration::zero();
   Time lrcvtime_;
-  Time last_data_sent_;
   uint32_t quick_ = 0;      // quick ACKs left
-  bool pingpong_ = false;
+  uint32_t pingpong_ = 0;   // interactive-mode count
   uint32_t rcv_mss_ = 536;
+  uint32_t last_seg_size_ = 0;
+  // SACK compression (Linux compressed_ack, dup_ack_counter).
+  uint32_t compressed_ack_ = 0;
+  uint32_t dup_ack_counter_ = 0;
+  Seq32 compressed_ack_rcv_nxt_;
+  Time comp_deadline_ = Time::never();
+  uint64_t ack_compressed_unreported_ = 0;
 
-  // Autotuning (Linux rcv_rtt_est, rcvq_space).
-  Duration rcv_rtt_ = Duration::zero();  // smoothed, x8 like Linux? no: plain
+  // Receiver RTT and autotuning (Linux rcv_rtt_est, rcvq_space).
+  int64_t rcv_rtt8_us_ = 0;  // smoothed, microseconds << 3 (as Linux)
   Seq32 rtt_seq_;
-  Time rtt_time_;
+  Time rtt_time_ = Time::never();
   uint32_t rcv_space_ = 0;
   Seq32 space_seq_;
   Time space_time_;
@@ -255,6 +327,7 @@ class Receiver {
   uint64_t bytes_received_ = 0;
   uint32_t data_segs_in_ = 0;
   uint32_t rcv_ooopack_ = 0;
+  uint32_t last_tsecr_ = 0;
 };
 
 }  // namespace weir::tcp
