@@ -1,0 +1,145 @@
+#include "driver/reactor.h"
+
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "driver/clock.h"
+
+namespace weir::driver {
+
+namespace {
+Unexpected<std::string> sys_error(const char* what) {
+  return Unexpected(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+}  // namespace
+
+Reactor::~Reactor() {
+  for (int fd : {epfd_, tfd_, sfd_})
+    if (fd >= 0) ::close(fd);
+}
+
+Expected<bool, std::string> Reactor::init(bool signals) {
+  // Linux pads every sleeping thread's timer by timer_slack_ns (50 us by
+  // default) to batch wake-ups; a link emulator cannot afford that.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epfd_ < 0) return sys_error("epoll_create1");
+  tfd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (tfd_ < 0) return sys_error("timerfd_create");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = tfd_;
+  if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, tfd_, &ev) < 0) return sys_error("epoll_ctl timerfd");
+  if (signals) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    sfd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (sfd_ < 0) return sys_error("signalfd");
+    ev.data.fd = sfd_;
+    if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, sfd_, &ev) < 0) return sys_error("epoll_ctl signalfd");
+  }
+  return true;
+}
+
+Expected<bool, std::string> Reactor::watch(int fd, uint32_t events, FdHandler h) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) < 0) return sys_error("epoll_ctl add");
+  fds_[fd] = std::move(h);
+  return true;
+}
+
+void Reactor::unwatch(int fd) {
+  ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  fds_.erase(fd);
+}
+
+void Reactor::set_deadline(Time t) { deadline_ = t; }
+
+void Reactor::arm_timerfd(Time t) {
+  if (t == armed_) return;
+  itimerspec its{};
+  if (!t.is_never()) {
+    // An absolute time of 0 would disarm the timer: use 1 ns instead.
+    its.it_value = to_timespec(t.ns() > 0 ? t : Time::from_ns(1));
+  }
+  ::timerfd_settime(tfd_, TFD_TIMER_ABSTIME, &its, nullptr);
+  armed_ = t;
+}
+
+void Reactor::fire_timer_if_due() {
+  if (deadline_.is_never()) return;
+  Time now = mono_now();
+  if (now < deadline_) return;
+  ++st_.timer_fires;
+  deadline_ = Time::never();  // the handler re-arms as it needs
+  if (timer_) timer_(now);
+}
+
+void Reactor::dispatch(int n, void* raw) {
+  auto* events = static_cast<epoll_event*>(raw);
+  for (int i = 0; i < n; ++i) {
+    int fd = events[i].data.fd;
+    if (fd == tfd_) {
+      uint64_t expirations;
+      while (::read(tfd_, &expirations, sizeof expirations) > 0) {
+      }
+      armed_ = Time::never();
+      continue;
+    }
+    if (fd == sfd_) {
+      signalfd_siginfo si{};
+      while (::read(sfd_, &si, sizeof si) == sizeof si)
+        if (signal_) signal_(static_cast<int>(si.ssi_signo));
+      continue;
+    }
+    auto it = fds_.find(fd);
+    if (it != fds_.end()) {
+      FdHandler h = it->second;  // a handler may unwatch itself
+      h(events[i].events);
+    }
+  }
+}
+
+int Reactor::run() {
+  std::array<epoll_event, 64> events{};
+  while (!stopped_) {
+    fire_timer_if_due();
+    if (stopped_) break;
+    int timeout = -1;
+    Time now = mono_now();
+    if (!deadline_.is_never() && deadline_ - now <= spin_) {
+      // Close enough: poll without sleeping so the deadline is met to within
+      // a loop iteration rather than a scheduler wake-up.
+      timeout = 0;
+      ++st_.spins;
+      arm_timerfd(Time::never());
+    } else {
+      arm_timerfd(deadline_.is_never() ? deadline_ : deadline_ - spin_);
+    }
+    int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n > 0) ++st_.wakeups;
+    dispatch(n, events.data());
+  }
+  return 0;
+}
+
+}  // namespace weir::driver

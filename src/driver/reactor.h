@@ -1,0 +1,73 @@
+// One driver thread's event loop: epoll over the device fds, one timerfd
+// armed at the engine's next deadline (absolute CLOCK_MONOTONIC), and a
+// signalfd for SIGINT/SIGTERM so shutdown is an ordinary event, not an
+// async handler. Optionally busy-polls the last stretch before a deadline,
+// because a sleeping thread wakes tens of microseconds late.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "weir/expected.h"
+#include "weir/time.h"
+
+namespace weir::driver {
+
+struct ReactorStats {
+  uint64_t wakeups = 0;
+  uint64_t timer_fires = 0;
+  uint64_t spins = 0;  // busy-poll rounds
+};
+
+class Reactor {
+ public:
+  using FdHandler = std::function<void(uint32_t epoll_events)>;
+  using TimerHandler = std::function<void(Time now)>;
+  using SignalHandler = std::function<void(int signo)>;
+
+  Reactor() = default;
+  Reactor(const Reactor&) = delete;
+  Reactor& operator=(const Reactor&) = delete;
+  ~Reactor();
+
+  // Creates the epoll, timer and (if `signals`) signal fds; SIGINT and
+  // SIGTERM are blocked in the calling thread so only the signalfd sees them.
+  Expected<bool, std::string> init(bool signals = true);
+  Expected<bool, std::string> watch(int fd, uint32_t events, FdHandler h);
+  void unwatch(int fd);
+  void on_timer(TimerHandler h) { timer_ = std::move(h); }
+  void on_signal(SignalHandler h) { signal_ = std::move(h); }
+
+  // Wake at `t` (Time::never() disarms). Re-arming to the same time is free.
+  void set_deadline(Time t);
+  Time deadline() const { return deadline_; }
+  // Deadlines closer than this are met by spinning instead of sleeping.
+  void set_spin(Duration d) { spin_ = d; }
+
+  // Runs until stop(); returns 0, or -errno if epoll failed.
+  int run();
+  void stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+  const ReactorStats& stats() const { return st_; }
+
+ private:
+  void arm_timerfd(Time t);
+  void fire_timer_if_due();
+  void dispatch(int n, void* events);
+
+  int epfd_ = -1;
+  int tfd_ = -1;
+  int sfd_ = -1;
+  std::unordered_map<int, FdHandler> fds_;
+  TimerHandler timer_;
+  SignalHandler signal_;
+  Time deadline_ = Time::never();
+  Time armed_ = Time::never();
+  Duration spin_ = Duration::zero();
+  bool stopped_ = false;
+  ReactorStats st_;
+};
+
+}  // namespace weir::driver

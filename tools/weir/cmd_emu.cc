@@ -1,0 +1,258 @@
+// `weir emu --a NS:TUN --b NS:TUN --link FILE.toml`: a real-time link
+// emulator between two TUN devices in two network namespaces, applying the
+// lab's own link models (src/sim/link.h: rate, delay, jitter, reordering,
+// loss, bounded queue, CoDel), so Linux and weir cross the same path in the
+// lab and on a real kernel. This kernel has no netem.
+//
+// Real-time adapter: the lab's Link runs on a discrete-event loop. Here that
+// loop's virtual time is pinned to CLOCK_MONOTONIC: before a packet enters a
+// link, the loop is run up to "now"; the reactor sleeps (timerfd, optionally
+// spinning the last stretch) until the loop's next event. Each packet a link
+// delivers is written at once, and its lateness against the modelled
+// departure time goes into a histogram.
+#include <sched.h>
+#include <sys/epoll.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "command.h"
+#include "driver/clock.h"
+#include "driver/histogram.h"
+#include "driver/netns.h"
+#include "driver/reactor.h"
+#include "link/tun.h"
+#include "sim/event_loop.h"
+#include "sim/link.h"
+#include "sim/units.h"
+
+namespace weir::cli {
+namespace {
+
+using driver::ErrorHistogram;
+
+// Reads one direction's keys from a TOML table into `cfg` (keys absent from
+// the table keep their value, so [a_to_b] overrides [link]).
+std::string read_link_table(const toml::table& t, sim::LinkConfig& cfg) {
+  std::string err;
+  auto text = [&](const char* key) -> std::optional<std::string> {
+    if (auto s = t[key].value<std::string>()) return s;
+    if (auto d = t[key].value<double>()) return fmt::format("{}", *d);
+    return std::nullopt;
+  };
+  auto rate = [&](const char* key, uint64_t& out) {
+    if (auto s = text(key)) {
+      auto r = sim::parse_rate(*s);
+      if (r) out = static_cast<uint64_t>(*r); else err = fmt::format("{}: {}", key, r.error());
+    }
+  };
+  auto dur = [&](const char* key, Duration& out) {
+    if (auto s = text(key)) {
+      auto r = sim::parse_duration(*s);
+      if (r) out = *r; else err = fmt::format("{}: {}", key, r.error());
+    }
+  };
+  auto frac = [&](const char* key, double& out) {
+    if (auto s = text(key)) {
+      auto r = sim::parse_fraction(*s);
+      if (r) out = *r; else err = fmt::format("{}: {}", key, r.error());
+    }
+  };
+  rate("rate", cfg.rate_bps);
+  rate("access_rate", cfg.access_rate_bps);
+  dur("delay", cfg.delay);
+  dur("jitter", cfg.jitter);
+  frac("loss", cfg.loss);
+  frac("reorder", cfg.reorder);
+  dur("reorder_hold", cfg.reorder_hold);
+  frac("duplicate", cfg.duplicate);
+  frac("corrupt", cfg.corrupt);
+  dur("codel_target", cfg.codel.target);
+  dur("codel_interval", cfg.codel.interval);
+  if (auto v = t["jitter_reorder"].value<bool>()) cfg.jitter_reorder = *v;
+  if (auto v = t["reorder_gap"].value<int64_t>()) cfg.reorder_gap = static_cast<uint32_t>(*v);
+  if (auto v = t["queue"].value<int64_t>()) cfg.queue_packets = static_cast<uint32_t>(*v);
+  if (auto v = t["queue_packets"].value<int64_t>()) cfg.queue_packets = static_cast<uint32_t>(*v);
+  if (auto s = text("queue_bytes")) {
+    auto r = sim::parse_size(*s);
+    if (r) cfg.queue_bytes = *r; else err = fmt::format("queue_bytes: {}", r.error());
+  }
+  if (auto s = t["aqm"].value<std::string>()) {
+    if (*s == "codel") cfg.aqm = sim::Aqm::kCoDel;
+    else if (*s == "droptail" || *s == "fifo") cfg.aqm = sim::Aqm::kDropTail;
+    else err = fmt::format("aqm: '{}' is not codel or droptail", *s);
+  }
+  return err;
+}
+
+struct EmuConfig {
+  sim::LinkConfig a_to_b, b_to_a;
+  uint64_t seed = 1;
+};
+
+Expected<EmuConfig, std::string> load_emu_config(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return Unexpected(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
+  }
+  EmuConfig c;
+  if (auto s = root["seed"].value<int64_t>()) c.seed = static_cast<uint64_t>(*s);
+  for (auto* cfg : {&c.a_to_b, &c.b_to_a}) {
+    if (auto* t = root["link"].as_table()) {
+      std::string e = read_link_table(*t, *cfg);
+      if (!e.empty()) return Unexpected(fmt::format("{} [link]: {}", path, e));
+    }
+  }
+  for (auto [name, cfg] : {std::pair{"a_to_b", &c.a_to_b}, std::pair{"b_to_a", &c.b_to_a}}) {
+    if (auto* t = root[name].as_table()) {
+      std::string e = read_link_table(*t, *cfg);
+      if (!e.empty()) return Unexpected(fmt::format("{} [{}]: {}", path, name, e));
+    }
+  }
+  return c;
+}
+
+// The far end of a link: writes each delivered packet to a TUN device and
+// records how late it left against its modelled departure.
+class TunSink final : public sim::Node {
+ public:
+  TunSink(link::TunDevice& dev, sim::PacketPool& pool) : dev_(dev), pool_(pool) {}
+  void receive(Time due, sim::Packet* p) override {
+    // The packet departs when it is handed to the kernel; the write itself
+    // also runs the receiving namespace's input path in this thread.
+    hist.add(driver::mono_now() - due);
+    dev_.write_one(p->view());
+    pool_.put(p);
+  }
+  ErrorHistogram hist;
+
+ private:
+  link::TunDevice& dev_;
+  sim::PacketPool& pool_;
+};
+
+Expected<link::TunDevice, std::string> open_in_netns(const std::string& spec) {
+  auto colon = spec.find(':');
+  if (colon == std::string::npos) return Unexpected(fmt::format("'{}': expected NS:TUN", spec));
+  driver::NetnsGuard back;
+  auto in = driver::enter_netns(spec.substr(0, colon));
+  if (!in) return Unexpected(in.error());
+  return link::TunDevice::open(spec.substr(colon + 1));
+}
+
+nlohmann::json link_json(const sim::Link& l, const ErrorHistogram& h) {
+  const auto& s = l.stats();
+  nlohmann::json j = {{"packets_in", s.packets_in}, {"delivered", s.delivered},
+                      {"bytes_delivered", s.bytes_delivered}, {"drop_loss", s.drop_loss},
+                      {"drop_queue", s.drop_queue}, {"drop_codel", s.drop_codel},
+                      {"reordered", s.reordered}, {"max_queue_packets", s.max_queue_packets}};
+  nlohmann::json buckets = nlohmann::json::array();
+  for (size_t i = 0; i < ErrorHistogram::kBuckets; ++i) buckets.push_back(h.bucket(i));
+  j["timing"] = {{"samples", h.count()}, {"mean_us", static_cast<double>(h.mean().ns()) / 1e3},
+                 {"max_us", static_cast<double>(h.max().ns()) / 1e3},
+                 {"within_50us", h.fraction_within(Duration::us(50))},
+                 {"p99_bound_us", h.percentile_bound(0.99).us()}, {"buckets", buckets}};
+  return j;
+}
+
+struct EmuArgs {
+  std::string a, b, link, json;
+  double duration_s = 0;
+  int64_t spin_us = 0;
+  int rt_prio = 0;
+  size_t batch = 64;
+};
+
+int run_emu(const EmuArgs& args) {
+  auto cfg = load_emu_config(args.link);
+  if (!cfg) return fmt::print(stderr, "weir emu: {}\n", cfg.error()), 2;
+  auto ta = open_in_netns(args.a);
+  if (!ta) return fmt::print(stderr, "weir emu: --a {}: {}\n", args.a, ta.error()), 1;
+  auto tb = open_in_netns(args.b);
+  if (!tb) return fmt::print(stderr, "weir emu: --b {}: {}\n", args.b, tb.error()), 1;
+
+  if (args.rt_prio > 0) {
+    // SCHED_FIFO: a compile job on the same core must not delay a departure.
+    sched_param sp{};
+    sp.sched_priority = args.rt_prio;
+    if (::sched_setscheduler(0, SCHED_FIFO, &sp) < 0) fmt::print(stderr, "weir emu: SCHED_FIFO refused\n");
+  }
+  driver::Reactor rx;
+  if (auto r = rx.init(); !r) return fmt::print(stderr, "weir emu: {}\n", r.error()), 1;
+  rx.set_spin(Duration::us(args.spin_us));
+  sim::EventLoop loop;
+  sim::PacketPool pool;
+  sim::Rng rng(cfg->seed);
+  sim::Link ab("a->b", cfg->a_to_b, loop, pool, rng.fork(1));
+  sim::Link ba("b->a", cfg->b_to_a, loop, pool, rng.fork(2));
+  TunSink to_b(*tb, pool), to_a(*ta, pool);
+  ab.connect(&to_b);
+  ba.connect(&to_a);
+  // The loop starts at the real clock so modelled times are real times.
+  loop.run_until(driver::mono_now());
+
+  link::TunBatch batch(args.batch);
+  auto pump = [&](link::TunDevice& from, sim::Link& over) {
+    size_t n = batch.read(from);
+    for (size_t i = 0; i < n; ++i) {
+      Time now = driver::mono_now();
+      loop.run_until(now);  // deliver whatever fell due while reading
+      over.send(now, pool.make(batch.packet(i)));
+    }
+    rx.set_deadline(loop.next_time());
+  };
+  (void)rx.watch(ta->fd(), EPOLLIN, [&](uint32_t) { pump(*ta, ab); });
+  (void)rx.watch(tb->fd(), EPOLLIN, [&](uint32_t) { pump(*tb, ba); });
+  Time end = args.duration_s > 0 ? driver::mono_now() + Duration::ns(static_cast<int64_t>(args.duration_s * 1e9))
+                                 : Time::never();
+  rx.on_timer([&](Time now) {
+    loop.run_until(now);
+    if (now >= end) rx.stop();
+    rx.set_deadline(min(loop.next_time(), end));
+  });
+  rx.set_deadline(end);
+  rx.on_signal([&](int) { rx.stop(); });
+  fmt::print(stderr, "weir emu: {} <-> {} running (Ctrl-C to stop)\n", args.a, args.b);
+  rx.run();
+
+  ErrorHistogram all = to_a.hist;
+  all.merge(to_b.hist);
+  for (auto* l : {&ab, &ba}) {
+    const auto& s = l->stats();
+    fmt::print("{}: in {} delivered {} ({} bytes) drops loss {} queue {} codel {} reordered {} max-queue {}\n",
+               l->name(), s.packets_in, s.delivered, s.bytes_delivered, s.drop_loss, s.drop_queue,
+               s.drop_codel, s.reordered, s.max_queue_packets);
+  }
+  fmt::print("timing error (actual - modelled departure):\n{}", all.format());
+  fmt::print("within 50us: {:.3f}%\n", 100.0 * all.fraction_within(Duration::us(50)));
+  if (!args.json.empty()) {
+    nlohmann::json j = {{"a_to_b", link_json(ab, to_b.hist)}, {"b_to_a", link_json(ba, to_a.hist)},
+                        {"wakeups", rx.stats().wakeups}, {"spins", rx.stats().spins}};
+    std::ofstream(args.json) << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
+Register reg("emu", [](CLI::App& app) -> std::function<int()> {
+  app.description("Real-time link emulator between two TUN devices, using the lab's link models");
+  auto args = std::make_shared<EmuArgs>();
+  app.add_option("--a", args->a, "side A: NETNS:TUN")->required();
+  app.add_option("--b", args->b, "side B: NETNS:TUN")->required();
+  app.add_option("--link", args->link, "link model (TOML: [link], [a_to_b], [b_to_a], seed)")->required();
+  app.add_option("--duration", args->duration_s, "stop after this many seconds (default: until signalled)");
+  app.add_option("--spin-us", args->spin_us, "busy-poll this long before each departure (timing fidelity)");
+  app.add_option("--rt-prio", args->rt_prio, "run under SCHED_FIFO at this priority (1-99)");
+  app.add_option("--batch", args->batch, "packets read per device per wake-up");
+  app.add_option("--json", args->json, "write link statistics and the timing histogram here");
+  return [args] { return run_emu(*args); };
+});
+
+}  // namespace
+}  // namespace weir::cli
