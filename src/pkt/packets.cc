@@ -1,0 +1,492 @@
+// Packets: inbound script packets built byte for byte (options in script
+// order), outbound packets captured from the Netif and matched field by
+// field in script space (packetdrill run_packet.c: sequence numbers relative
+// to each side's ISN, TS ecr remapped to the live TS val it echoes).
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "pkt/runner_impl.h"
+#include "wire/bytes.h"
+#include "wire/checksum.h"
+
+namespace weir::pkt {
+namespace {
+
+using K = OptionSpec::Kind;
+
+// A packet rendered in packetdrill syntax, field by field, so that the
+// first differing field can be marked with a caret.
+struct Rendered {
+  std::vector<std::pair<std::string, std::string>> fields;  // (name, text)
+  std::string text() const {
+    std::string s;
+    for (const auto& f : fields) s += (s.empty() ? "" : " ") + f.second;
+    return s;
+  }
+  size_t offset_of(const std::string& name) const {
+    size_t off = 0;
+    for (const auto& f : fields) {
+      if (f.first == name) return off;
+      off += f.second.size() + 1;
+    }
+    return off;
+  }
+};
+
+std::string option_text(const OptionSpec& o) {
+  switch (o.kind) {
+    case K::kNop: return "nop";
+    case K::kEol: return "eol";
+    case K::kMss: return fmt::format("mss {}", o.a);
+    case K::kWscale: return fmt::format("wscale {}", o.a);
+    case K::kSackOk: return "sackOK";
+    case K::kSack: {
+      std::string s = "sack";
+      for (auto [a, b] : o.blocks) s += fmt::format(" {}:{}", a, b);
+      return s;
+    }
+    case K::kTimestamp: return fmt::format("TS val {} ecr {}", o.a, o.b);
+    case K::kFastOpen: return o.text.empty() ? "FO" : "FO " + o.text;
+    case K::kFastOpenExp: return o.text.empty() ? "FOEXP" : "FOEXP " + o.text;
+    case K::kMd5:
+    case K::kUnknown: return o.text;
+  }
+  return "?";
+}
+
+std::string ecn_text(Ecn e) {
+  switch (e) {
+    case Ecn::kEct0: return "[ect0]";
+    case Ecn::kEct1: return "[ect1]";
+    case Ecn::kEct01: return "[ect01]";
+    case Ecn::kCe: return "[ce]";
+    case Ecn::kNotEct: return "[noecn]";
+    case Ecn::kUnset: break;
+  }
+  return "";
+}
+
+Rendered render_expected(const PacketSpec& p) {
+  Rendered r;
+  if (p.ecn != Ecn::kUnset) r.fields.push_back({"ecn", ecn_text(p.ecn)});
+  r.fields.push_back({"flags", p.flags_text});
+  r.fields.push_back({"seq", fmt::format("{}:{}({})", p.seq_start, p.seq_end, p.len)});
+  if (p.ack) r.fields.push_back({"ack", fmt::format("ack {}", *p.ack)});
+  if (p.win) r.fields.push_back({"win", fmt::format("win {}", *p.win)});
+  if (p.options_any) {
+    r.fields.push_back({"options", "<...>"});
+  } else if (p.options_given || !p.options.empty()) {
+    std::string s = "<";
+    for (size_t i = 0; i < p.options.size(); ++i) s += (i ? "," : "") + option_text(p.options[i]);
+    r.fields.push_back({"options", s + ">"});
+  }
+  return r;
+}
+
+// One outbound packet mapped into script space.
+struct Actual {
+  uint8_t flags = 0;
+  uint32_t seq = 0;  // script space
+  uint32_t len = 0;
+  uint32_t ack = 0;
+  uint16_t win = 0;
+  uint8_t tos = 0;
+  wire::TcpOptions options;
+  uint32_t ts_val_script = 0;  // TS val mapped to script space
+};
+
+Rendered render_actual(const Actual& a, bool show_ecn) {
+  Rendered r;
+  if (show_ecn) {
+    static const char* kEcn[] = {"[noecn]", "[ect1]", "[ect0]", "[ce]"};
+    r.fields.push_back({"ecn", kEcn[a.tos & 3]});
+  }
+  std::string flags = wire::format_flags(a.flags);
+  r.fields.push_back({"flags", flags.empty() ? "-" : flags});
+  r.fields.push_back({"seq", fmt::format("{}:{}({})", a.seq, a.seq + a.len, a.len)});
+  if (a.flags & wire::tcp_flag::ACK) r.fields.push_back({"ack", fmt::format("ack {}", a.ack)});
+  r.fields.push_back({"win", fmt::format("win {}", a.win)});
+  wire::TcpOptions o = a.options;
+  if (o.ts) o.ts->val = a.ts_val_script;
+  std::string opts = wire::format_options(o);
+  if (!opts.empty()) r.fields.push_back({"options", opts});
+  return r;
+}
+
+std::vector<uint8_t> hex_bytes(const std::string& hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+void add_raw_item(wire::TcpOptions& o, uint8_t kind, const std::vector<uint8_t>& bytes) {
+  if (o.item_count >= o.items.size() || o.raw_len + bytes.size() > o.raw.size()) return;
+  o.items[o.item_count++] = {kind, o.raw_len, static_cast<uint8_t>(bytes.size())};
+  std::memcpy(o.raw.data() + o.raw_len, bytes.data(), bytes.size());
+  o.raw_len = static_cast<uint8_t>(o.raw_len + bytes.size());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- inbound
+
+namespace {
+
+struct IcmpCodes {
+  uint8_t type = 0;
+  uint8_t code = 0;
+  bool ok = true;
+};
+
+// packetdrill's ICMP type and code names, per IP version.
+IcmpCodes icmp_codes(const PacketSpec& p, bool v6) {
+  IcmpCodes c;
+  const std::string& t = p.icmp_type;
+  const std::string& k = p.icmp_code;
+  if (!v6) {
+    static const char* kUnreach[] = {"net_unreachable", "host_unreachable", "protocol_unreachable",
+                                     "port_unreachable", "frag_needed", "source_route_failed",
+                                     "net_unknown", "host_unknown"};
+    if (t == "unreachable") c.type = 3;
+    else if (t == "time_exceeded") c.type = 11;
+    else if (t == "packet_too_big") { c.type = 3; c.code = 4; return c; }
+    else c.ok = false;
+    if (!k.empty()) {
+      c.ok = false;
+      for (uint8_t i = 0; i < 8; ++i)
+        if (k == kUnreach[i]) { c.code = i; c.ok = true; }
+    }
+    return c;
+  }
+  if (t == "packet_too_big" || k == "frag_needed") { c.type = 2; return c; }
+  if (t == "unreachable") c.type = 1;
+  else if (t == "time_exceeded") c.type = 3;
+  else c.ok = false;
+  if (k == "host_unreachable") c.code = 3;
+  else if (k == "port_unreachable") c.code = 4;
+  else if (!k.empty() && k != "net_unreachable") c.ok = false;
+  return c;
+}
+
+}  // namespace
+
+void Runner::inject(const Event& e, const PacketSpec& p) {
+  bool v6 = cfg_.ip_version == IpVersion::kIpv6;
+  if (!conn_.known) {
+    conn_.known = true;
+    conn_.local = {cfg_.local_ip, cfg_.bind_port};
+    conn_.remote = {cfg_.remote_ip, next_remote_port_++};
+  }
+  uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
+  if (p.icmp) {
+    IcmpCodes c = icmp_codes(p, v6);
+    if (!c.ok) stop(Outcome::kSkip, fmt::format("unsupported ICMP '{} {}'", p.icmp_type, p.icmp_code));
+    wire::IpInfo q;
+    q.src = conn_.local.addr;
+    q.dst = conn_.remote.addr;
+    size_t qip = v6 ? wire::kIpv6Header : wire::kIpv4HeaderMin;
+    size_t ip = qip;
+    std::vector<uint8_t> pkt(ip + 8 + qip + 8);
+    uint8_t* icmp = pkt.data() + ip;
+    icmp[0] = c.type;
+    icmp[1] = c.code;
+    if (p.icmp_mtu) {
+      if (v6) wire::store_be32(icmp + 4, *p.icmp_mtu);
+      else wire::store_be16(icmp + 6, static_cast<uint16_t>(*p.icmp_mtu));
+    }
+    uint8_t* quoted = icmp + 8;
+    // The quoted datagram: our own packet's IP header and first 8 TCP bytes.
+    wire::TcpHeader h;
+    h.src_port = conn_.local.port;
+    h.dst_port = conn_.remote.port;
+    h.seq = Seq32(p.seq_start + local_off);
+    auto qbytes = wire::build_tcp_packet(q, h, {});
+    std::memcpy(quoted, qbytes.data(), qip + 8);
+    // Outer header.
+    uint8_t* o = pkt.data();
+    size_t total = pkt.size();
+    if (!v6) {
+      o[0] = 0x45;
+      wire::store_be16(o + 2, static_cast<uint16_t>(total));
+      wire::store_be16(o + 6, 0x4000);
+      o[8] = 64;
+      o[9] = wire::kProtoIcmp;
+      wire::store_be32(o + 12, conn_.remote.addr.v4_host_order());
+      wire::store_be32(o + 16, conn_.local.addr.v4_host_order());
+      wire::store_be16(o + 10, wire::csum_fold(wire::csum_partial({o, wire::kIpv4HeaderMin})));
+      wire::store_be16(icmp + 2, wire::csum_fold(wire::csum_partial({icmp, total - ip})));
+    } else {
+      wire::store_be32(o, 6u << 28);
+      wire::store_be16(o + 4, static_cast<uint16_t>(total - ip));
+      o[6] = wire::kProtoIcmpv6;
+      o[7] = 64;
+      std::memcpy(o + 8, conn_.remote.addr.bytes().data(), 16);
+      std::memcpy(o + 24, conn_.local.addr.bytes().data(), 16);
+      uint32_t sum = wire::pseudo_header_sum(conn_.remote.addr, conn_.local.addr, wire::kProtoIcmpv6,
+                                             static_cast<uint32_t>(total - ip));
+      wire::store_be16(icmp + 2, wire::csum_fold(wire::csum_partial({icmp, total - ip}, sum)));
+    }
+    log(fmt::format("{} < icmp {} {} (line {})", fmt_time(now_), p.icmp_type, p.icmp_code, e.pos.line));
+    res_.packets.emplace_back(now_, pkt);
+    stack_->input(now_, pkt);
+    poll_pending();
+    return;
+  }
+  if (p.flags & 0x100) stop(Outcome::kSkip, "the AE (AccECN) flag is not supported");
+  if (!p.ip_unknown.empty()) stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
+  bool syn_only = (p.flags & wire::tcp_flag::SYN) && !(p.flags & wire::tcp_flag::ACK);
+  bool have_listener = std::any_of(fds_.begin(), fds_.end(), [](const auto& f) { return f.second.listener; });
+  if (syn_only && have_listener && conn_.accepted) {
+    // A new connection to the listener: a fresh remote port, fresh ISNs.
+    conn_ = Conn{};
+    conn_.known = true;
+    conn_.local = {cfg_.local_ip, cfg_.bind_port};
+    conn_.remote = {cfg_.remote_ip, next_remote_port_++};
+    local_off = 0;
+  }
+  if (syn_only) conn_.remote_isn = p.seq_start;
+
+  wire::TcpHeader h;
+  h.src_port = conn_.remote.port;
+  h.dst_port = conn_.local.port;
+  h.seq = Seq32(p.seq_start);
+  h.flags = static_cast<uint8_t>(p.flags & 0xff);
+  if (p.ack) h.ack = Seq32(*p.ack + ((p.flags & wire::tcp_flag::ACK) ? local_off : 0));
+  h.window = static_cast<uint16_t>(p.win.value_or(0));
+  h.urgent = static_cast<uint16_t>(p.urg.value_or(0));
+  wire::TcpOptions& o = h.options;
+  for (const OptionSpec& s : p.options) {
+    uint8_t kind = 0;
+    switch (s.kind) {
+      case K::kNop: kind = wire::tcp_opt::NOP; break;
+      case K::kEol: kind = wire::tcp_opt::EOL; break;
+      case K::kMss: kind = wire::tcp_opt::MSS; o.mss = static_cast<uint16_t>(s.a); break;
+      case K::kWscale: kind = wire::tcp_opt::WSCALE; o.wscale = static_cast<uint8_t>(s.a); break;
+      case K::kSackOk: kind = wire::tcp_opt::SACK_PERMITTED; o.sack_permitted = true; break;
+      case K::kSack:
+        kind = wire::tcp_opt::SACK;
+        for (auto [a, b] : s.blocks) o.add_sack({Seq32(a + local_off), Seq32(b + local_off)});
+        break;
+      case K::kTimestamp: {
+        kind = wire::tcp_opt::TIMESTAMP;
+        uint32_t ecr = s.b;
+        if (p.flags & wire::tcp_flag::ACK) {
+          // packetdrill: the ecr names a TS val the script expected from us.
+          auto it = conn_.ts_val_map.find(s.b);
+          if (it != conn_.ts_val_map.end()) ecr = it->second;
+          else if (cfg_.ts_ecr_scaled && conn_.first_ts) ecr = s.b - conn_.first_script_ts_val + conn_.first_live_ts_val;
+          else stop(Outcome::kFail, fmt::format("unable to infer live TS ecr for script TS ecr {}; "
+                                                "no matching or preceding outbound TS val", s.b));
+        }
+        o.ts = wire::TcpTimestamps{s.a, ecr};
+        break;
+      }
+      case K::kFastOpen:
+      case K::kFastOpenExp: {
+        std::vector<uint8_t> cookie = hex_bytes(s.text);
+        bool exp = s.kind == K::kFastOpenExp;
+        std::vector<uint8_t> raw = {exp ? wire::tcp_opt::EXP : wire::tcp_opt::FASTOPEN,
+                                    static_cast<uint8_t>((exp ? 4 : 2) + cookie.size())};
+        if (exp) raw.insert(raw.end(), {0xF9, 0x89});
+        raw.insert(raw.end(), cookie.begin(), cookie.end());
+        add_raw_item(o, raw[0], raw);
+        continue;
+      }
+      case K::kMd5:
+      case K::kUnknown: stop(Outcome::kSkip, fmt::format("unsupported TCP option '{}'", s.text));
+    }
+    if (o.item_count < o.items.size()) o.items[o.item_count++] = {kind, 0, 0};
+  }
+
+  wire::IpInfo ip;
+  ip.src = conn_.remote.addr;
+  ip.dst = conn_.local.addr;
+  static const uint8_t kEcnBits[] = {0, 0, 2, 1, 3, 3};  // unset, not-ECT, ECT0, ECT1, ECT01, CE
+  ip.tos = static_cast<uint8_t>(p.tos.value_or(0) | kEcnBits[static_cast<int>(p.ecn)]);
+  if (p.ttl) ip.ttl = static_cast<uint8_t>(*p.ttl);
+  if (p.flowlabel) ip.flow_label = *p.flowlabel;
+
+  // --mss: a super-packet arrives as MSS-sized segments (GRO undone).
+  uint32_t seg = (cfg_.mss != 0 && p.len > cfg_.mss) ? cfg_.mss : std::max<uint32_t>(p.len, 1);
+  uint32_t sent = 0;
+  do {
+    uint32_t n = std::min(seg, p.len - sent);
+    wire::TcpHeader hh = h;
+    hh.seq = Seq32(p.seq_start + sent);
+    if (sent + n < p.len) hh.flags &= static_cast<uint8_t>(~(wire::tcp_flag::FIN | wire::tcp_flag::PSH));
+    std::vector<uint8_t> payload(n, 0);
+    auto bytes = wire::build_tcp_packet(ip, hh, payload);
+    if (bytes.empty()) stop(Outcome::kFail, "the script's packet cannot be built (too large)");
+    log(fmt::format("{} < {} {}:{}({}) (line {})", fmt_time(now_), wire::format_flags(hh.flags),
+                    p.seq_start + sent, p.seq_start + sent + n, n, e.pos.line));
+    res_.packets.emplace_back(now_, bytes);
+    stack_->input(now_, bytes);
+    poll_pending();
+    sent += n;
+  } while (sent < p.len);
+}
+
+// ---------------------------------------------------------------- outbound
+
+std::string Runner::describe_live(const wire::TcpPacket& pk, uint32_t payload_len) const {
+  std::string flags = wire::format_flags(pk.tcp.flags);
+  return fmt::format("{} {}:{}({}) ack {} win {} {}", flags.empty() ? "-" : flags, pk.tcp.seq.raw(),
+                     pk.tcp.seq.raw() + payload_len, payload_len, pk.tcp.ack.raw(), pk.tcp.window,
+                     wire::format_options(pk.tcp.options));
+}
+
+void Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
+  if (p.icmp) stop(Outcome::kSkip, "outbound ICMP packets are not supported");
+  auto next_packet = [&](Time limit) -> bool {
+    while (outq_.empty())
+      if (!step_engine_once(limit)) return false;
+    return true;
+  };
+  if (!next_packet(hi))
+    stop(Outcome::kFail, fmt::format("expected outbound packet at {} sec was not sent (waited until {} sec)",
+                                     fmt_time(expected), fmt_time(hi)),
+         {"expected: " + render_expected(p).text()});
+  OutPacket out = std::move(outq_.front());
+  outq_.pop_front();
+  auto pk = wire::parse_tcp_packet(out.bytes);
+  if (!pk)
+    stop(Outcome::kFail, fmt::format("the engine sent a packet that is not valid TCP: {}", wire::to_string(pk.error())),
+         {"expected: " + render_expected(p).text()});
+  // Learn the connection: a SYN from connect() names our port; a SYN's seq is our ISN.
+  if (!conn_.known || (pk->tcp.has(wire::tcp_flag::SYN) && !pk->tcp.has(wire::tcp_flag::ACK))) {
+    conn_.known = true;
+    conn_.local = {pk->ip.src, pk->tcp.src_port};
+    conn_.remote = {pk->ip.dst, pk->tcp.dst_port};
+  }
+  if (pk->tcp.has(wire::tcp_flag::SYN)) {
+    conn_.local_isn_known = true;
+    conn_.live_local_isn = pk->tcp.seq.raw();
+    conn_.script_local_isn = (p.flags & wire::tcp_flag::SYN) ? p.seq_start : 0;
+  }
+  uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
+
+  Actual a;
+  a.flags = pk->tcp.flags;
+  a.seq = pk->tcp.seq.raw() - local_off;
+  a.len = static_cast<uint32_t>(pk->payload.size());
+  a.ack = pk->tcp.ack.raw();
+  a.win = pk->tcp.window;
+  a.tos = pk->ip.tos;
+  a.options = pk->tcp.options;
+  Time at = out.at;
+
+  // TSO: consecutive segments up to the script's length count as one.
+  uint32_t live_end = pk->tcp.seq.raw() + a.len;
+  while (!cfg_.strict_segments && a.len > 0 && a.len < p.len) {
+    if (!next_packet(hi)) break;
+    auto nx = wire::parse_tcp_packet(outq_.front().bytes);
+    if (!nx || nx->tcp.seq.raw() != live_end || nx->tcp.ack != pk->tcp.ack || nx->payload.empty() ||
+        a.len + nx->payload.size() > p.len)
+      break;
+    a.len += static_cast<uint32_t>(nx->payload.size());
+    live_end += static_cast<uint32_t>(nx->payload.size());
+    a.flags |= nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN);
+    outq_.pop_front();
+  }
+
+  // TS val: remember script -> live, and map live into script space.
+  const OptionSpec* ts_spec = nullptr;
+  for (const auto& o : p.options)
+    if (o.kind == K::kTimestamp) ts_spec = &o;
+  if (a.options.ts) {
+    uint32_t live_val = a.options.ts->val;
+    if (ts_spec) {
+      conn_.ts_val_map[ts_spec->a] = live_val;
+      if (!conn_.first_ts) {
+        conn_.first_ts = true;
+        conn_.first_script_ts_val = ts_spec->a;
+        conn_.first_live_ts_val = live_val;
+      }
+    }
+    a.ts_val_script = conn_.first_ts ? conn_.first_script_ts_val + (live_val - conn_.first_live_ts_val) : live_val;
+  }
+
+  Rendered want = render_expected(p);
+  Rendered got = render_actual(a, p.ecn != Ecn::kUnset);
+  log(fmt::format("{} > {} (line {})", fmt_time(at), got.text(), e.pos.line));
+  auto mismatch = [&](const std::string& field, const std::string& what) {
+    std::string caret(got.offset_of(field) + 10, ' ');
+    stop(Outcome::kFail, what,
+         {"expected: " + want.text(), "actual:   " + got.text(), caret + "^ " + field});
+  };
+
+  // Field by field, in packetdrill's order.
+  if (p.ecn != Ecn::kUnset) {
+    static const int kWant[] = {-1, 0, 2, 1, -2, 3};
+    int w = kWant[static_cast<int>(p.ecn)];
+    int g = a.tos & 3;
+    if ((w == -2 && g != 1 && g != 2) || (w >= 0 && w != g))
+      mismatch("ecn", fmt::format("live packet field ip_ecn: expected {} vs actual {}", ecn_text(p.ecn), g));
+  }
+  if (p.tos && *p.tos != a.tos) mismatch("flags", fmt::format("live packet field tos: expected 0x{:x} vs actual 0x{:x}", *p.tos, a.tos));
+  if ((p.flags & 0xff) != a.flags)
+    mismatch("flags", fmt::format("live packet field tcp flags: expected '{}' vs actual '{}'", p.flags_text,
+                                  wire::format_flags(a.flags)));
+  if (a.seq != p.seq_start)
+    mismatch("seq", fmt::format("live packet field tcp_seq: expected {} vs actual {}", p.seq_start, a.seq));
+  if (a.len != p.len)
+    mismatch("seq", fmt::format("live packet payload: expected {} bytes vs actual {} bytes", p.len, a.len));
+  if ((p.flags & wire::tcp_flag::ACK) && p.ack && *p.ack != a.ack)
+    mismatch("ack", fmt::format("live packet field tcp_ack_seq: expected {} vs actual {}", *p.ack, a.ack));
+  if (p.win && *p.win != a.win)
+    mismatch("win", fmt::format("live packet field tcp_window: expected {} vs actual {}", *p.win, a.win));
+  if (!p.options_any) {
+    std::string why;
+    const wire::TcpOptions& lo2 = a.options;
+    size_t n = lo2.item_count;
+    while (n > p.options.size() && lo2.items[n - 1].kind == wire::tcp_opt::EOL) --n;  // padding
+    if (n != p.options.size()) {
+      why = fmt::format("live packet TCP options: expected {} options vs actual {}", p.options.size(), n);
+    }
+    for (size_t i = 0; why.empty() && i < n; ++i) {
+      const OptionSpec& s = p.options[i];
+      const wire::TcpOptionItem& it = lo2.items[i];
+      static const uint8_t kKinds[] = {wire::tcp_opt::NOP, wire::tcp_opt::EOL, wire::tcp_opt::MSS,
+                                       wire::tcp_opt::WSCALE, wire::tcp_opt::SACK_PERMITTED,
+                                       wire::tcp_opt::SACK, wire::tcp_opt::TIMESTAMP,
+                                       wire::tcp_opt::FASTOPEN, wire::tcp_opt::EXP, wire::tcp_opt::MD5, 0};
+      uint8_t want_kind = kKinds[static_cast<int>(s.kind)];
+      if (s.kind == K::kUnknown || it.kind != want_kind) {
+        why = fmt::format("live packet TCP option {}: expected '{}' vs actual kind {}", i + 1, option_text(s), it.kind);
+      } else if (s.kind == K::kMss && lo2.mss && *lo2.mss != s.a) {
+        why = fmt::format("live packet TCP option mss: expected {} vs actual {}", s.a, *lo2.mss);
+      } else if (s.kind == K::kWscale && lo2.wscale && *lo2.wscale != s.a) {
+        why = fmt::format("live packet TCP option wscale: expected {} vs actual {}", s.a, *lo2.wscale);
+      } else if (s.kind == K::kSack) {
+        bool same = s.blocks.size() == lo2.sack_count;
+        for (size_t b = 0; same && b < s.blocks.size(); ++b)
+          same = lo2.sack[b].begin.raw() == s.blocks[b].first && lo2.sack[b].end.raw() == s.blocks[b].second;
+        if (!same) why = "live packet TCP option sack: blocks differ";
+      } else if (s.kind == K::kTimestamp && lo2.ts) {
+        if (lo2.ts->ecr != s.b)
+          why = fmt::format("live packet TCP option TS ecr: expected {} vs actual {}", s.b, lo2.ts->ecr);
+        if (why.empty() && cfg_.ts_tick_usecs > 0) {
+          // Allow the timing tolerance, expressed in TS ticks.
+          int64_t slack = std::max<int64_t>(1, (hi - lo).us() / 2 / cfg_.ts_tick_usecs + 1);
+          int64_t d = static_cast<int32_t>(a.ts_val_script - s.a);
+          if (d > slack || d < -slack)
+            why = fmt::format("live packet TCP option TS val: expected {} vs actual {}", s.a, a.ts_val_script);
+        }
+      }
+    }
+    if (!why.empty()) mismatch("options", why);
+  }
+  // Timing last, as packetdrill checks it after the packet matched.
+  if (at < lo || at > hi) {
+    stop(Outcome::kFail,
+         fmt::format("timing error: expected outbound packet at {} sec but happened at {} sec ({:+.6f} sec); "
+                     "window {}..{}", fmt_time(expected), fmt_time(at), (at - expected).secs(),
+                     fmt_time(lo), fmt_time(hi)),
+         {"expected: " + want.text(), "actual:   " + got.text()});
+  }
+}
+
+}  // namespace weir::pkt

@@ -1,0 +1,346 @@
+// The timeline: packetdrill's event semantics (run.c) on a virtual clock.
+// Relative times anchor to the previous event's actual time, or to its
+// script time when both are inbound packets; tolerance is
+// max(--tolerance_usecs, --tolerance_percent of the gap since the previous
+// event); engine timers run in deadline order between events.
+#include "pkt/runner.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "pkt/parser.h"
+#include "pkt/runner_impl.h"
+
+namespace weir::pkt {
+namespace {
+
+// The virtual epoch: scripts start here rather than at 0 so that engine
+// code which treats time 0 specially is caught.
+constexpr Time kEpoch = Time::from_ns(100'000'000'000);
+constexpr int kMaxStepsPerInstant = 100000;
+
+struct StopException {
+  Stop stop;
+};
+
+bool parse_bool_option(const std::string& v) { return v.empty() || v == "1" || v == "true"; }
+
+}  // namespace
+
+const char* to_string(IpVersion v) {
+  switch (v) {
+    case IpVersion::kIpv4: return "ipv4";
+    case IpVersion::kIpv6: return "ipv6";
+    case IpVersion::kIpv4MappedIpv6: return "ipv4-mapped-ipv6";
+  }
+  return "?";
+}
+
+bool parse_ip_version(std::string_view s, IpVersion* out) {
+  if (s == "ipv4") *out = IpVersion::kIpv4;
+  else if (s == "ipv6") *out = IpVersion::kIpv6;
+  else if (s == "ipv4-mapped-ipv6") *out = IpVersion::kIpv4MappedIpv6;
+  else return false;
+  return true;
+}
+
+const char* to_string(Outcome o) {
+  switch (o) {
+    case Outcome::kPass: return "PASS";
+    case Outcome::kFail: return "FAIL";
+    case Outcome::kSkip: return "SKIP";
+  }
+  return "?";
+}
+
+std::vector<IpVersion> variants_for(const std::string& path) {
+  auto ends = [&](std::string_view suf) {
+    return path.size() >= suf.size() && path.compare(path.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  // packetdrill's run_all.py: *v6.pkt is IPv6 only, *v4.pkt IPv4 only.
+  if (ends("v6.pkt")) return {IpVersion::kIpv6};
+  if (ends("v4.pkt")) return {IpVersion::kIpv4, IpVersion::kIpv4MappedIpv6};
+  return {IpVersion::kIpv4, IpVersion::kIpv4MappedIpv6, IpVersion::kIpv6};
+}
+
+std::string source_line(const std::string& source, int line) {
+  std::istringstream in(source);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i) {
+    if (i != line) continue;
+    size_t a = s.find_first_not_of(" \t");
+    size_t b = s.find_last_not_of(" \t\r");
+    return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+  }
+  return {};
+}
+
+Runner::Runner(const Script& s, const std::string& source, const RunOptions& opt)
+    : script_(s), source_(source), opt_(opt) {
+  cfg_.ip_version = opt.ip_version;
+  // The kernel selftest runner's addresses (tools/testing/selftests/net/packetdrill).
+  if (opt.ip_version == IpVersion::kIpv6) {
+    cfg_.local_ip = *IpAddr::parse("fd3d:a0b:17d6::1");
+    cfg_.remote_ip = *IpAddr::parse("fd3d:fa7b:d17d::1");
+    cfg_.mtu = 1520;
+  } else {
+    cfg_.local_ip = *IpAddr::parse("192.168.0.1");
+    cfg_.remote_ip = *IpAddr::parse("192.0.2.1");
+  }
+}
+
+Runner::~Runner() = default;
+
+void Runner::stop(Outcome o, std::string reason, std::vector<std::string> detail) {
+  throw StopException{Stop{o, std::move(reason), std::move(detail)}};
+}
+
+void Runner::log(const std::string& line) {
+  if (opt_.verbose) res_.log.push_back(line);
+}
+
+std::string Runner::fmt_time(Time t) const { return fmt::format("{:.6f}", (t - kEpoch).secs()); }
+
+Duration Runner::tolerance_for(Duration delta) const {
+  auto pct = Duration::ns(static_cast<int64_t>(cfg_.tolerance_percent / 100.0 *
+                                               static_cast<double>(delta.ns())));
+  return max(cfg_.tolerance, pct);
+}
+
+void Runner::transmit(std::span<const uint8_t> ip_packet) {
+  outq_.push_back({now_, std::vector<uint8_t>(ip_packet.begin(), ip_packet.end())});
+  res_.packets.emplace_back(now_, outq_.back().bytes);
+  if (outq_.size() > 100000) stop(Outcome::kFail, "the engine sent more than 100000 unexpected packets");
+}
+
+bool Runner::step_engine_once(Time limit) {
+  Time d = stack_->next_deadline();
+  if (pending_) d = min(d, pending_->wake);
+  if (d.is_never() || d > limit) return false;
+  same_instant_ = d <= now_ ? same_instant_ + 1 : 0;
+  if (same_instant_ > kMaxStepsPerInstant)
+    stop(Outcome::kFail, fmt::format("engine timers did not settle at {} (next_deadline() kept "
+                                     "returning a time already reached)", fmt_time(now_)));
+  now_ = max(now_, d);
+  stack_->advance(now_);
+  poll_pending();
+  return true;
+}
+
+void Runner::step_engine(Time until) {
+  while (step_engine_once(until)) {
+  }
+  now_ = max(now_, until);
+  poll_pending();
+}
+
+void Runner::poll_pending() {
+  if (!pending_) return;
+  int err = 0;
+  const Event* saved = cur_;
+  cur_ = pending_->event;  // a failure inside the call names its line
+  std::optional<int64_t> v = pending_->step(now_, &err);
+  if (!v) {
+    cur_ = saved;
+    return;
+  }
+  Pending p = std::move(*pending_);
+  pending_.reset();
+  Time lo = p.expected_end - p.tolerance;
+  Time hi = p.expected_end + p.tolerance;
+  if (now_ < lo || now_ > hi)
+    stop(Outcome::kFail, fmt::format("timing error: expected system call to return at {} sec "
+                                     "but it returned at {} sec; tolerance {:.6f} sec",
+                                     fmt_time(p.expected_end), fmt_time(now_), p.tolerance.secs()));
+  log(fmt::format("{} (blocking call at line {} returned {})", fmt_time(now_), p.event->pos.line, *v));
+  cur_ = saved;
+}
+
+// Runs the engine until the blocking call completes, or fails past `limit`.
+void Runner::finish_pending(Time limit) {
+  while (pending_) {
+    if (!step_engine_once(limit)) {
+      const Event* e = pending_->event;
+      cur_ = e;
+      stop(Outcome::kFail, fmt::format("blocking system call did not return by {} sec",
+                                       fmt_time(limit)));
+    }
+  }
+}
+
+void apply_option(RunConfig& c, const std::string& name, const std::string& v, bool* unsupported,
+                  std::string* why);
+
+RunResult Runner::run() {
+  try {
+    for (const auto& [k, v] : script_.options) {
+      bool unsupported = false;
+      std::string why;
+      apply_option(cfg_, k, v, &unsupported, &why);
+      if (unsupported) stop(Outcome::kSkip, why);
+    }
+    for (const auto& [k, v] : opt_.overrides) {
+      bool unsupported = false;
+      std::string why;
+      apply_option(cfg_, k, v, &unsupported, &why);
+    }
+    if (cfg_.ip_version != opt_.ip_version)
+      stop(Outcome::kSkip, fmt::format("script pins --ip_version={}", to_string(cfg_.ip_version)));
+    now_ = kEpoch;
+    stack_cfg_.secret = 0x7765697270746bull;  // deterministic ISNs across runs
+    stack_ = std::make_unique<Stack>(stack_cfg_, *this);
+    stack_->add_address(cfg_.local_ip);
+    stack_->set_ready_callback(
+        [](void* ctx, SocketId s, uint32_t) { static_cast<Runner*>(ctx)->woken_.insert(s); }, this);
+
+    bool first = true;
+    const Event* last = nullptr;
+    Time last_t = kEpoch;
+    for (const Event& e : script_.events) {
+      cur_ = &e;
+      if (!e.timed) {
+        command(e, std::get<CommandSpec>(e.action), true);
+        continue;
+      }
+      const auto* pkt = std::get_if<PacketSpec>(&e.action);
+      bool inbound = pkt && pkt->inbound;
+      const auto* last_pkt = last ? std::get_if<PacketSpec>(&last->action) : nullptr;
+      Time offset = (last_pkt && last_pkt->inbound && inbound) ? last_t : now_;
+      const TimeSpec& ts = e.time;
+      bool relative = ts.kind == TimeKind::kRelative || ts.kind == TimeKind::kRelativeRange ||
+                      ts.kind == TimeKind::kAny;
+      Time base = relative ? offset : kEpoch;
+      Time t = ts.kind == TimeKind::kAny ? offset : base + ts.start;
+      if (first && t != kEpoch && !relative) stop(Outcome::kFail, "first event should be at time 0");
+      if (!relative && last && t < last_t)
+        stop(Outcome::kFail, fmt::format("time goes backward in script from {} to {}",
+                                         fmt_time(last_t), fmt_time(t)));
+      Duration tol = first ? cfg_.tolerance : tolerance_for(t - last_t);
+      first = false;
+
+      if (pkt && !pkt->inbound) {
+        Time lo = t - tol, hi = t + tol;
+        if (ts.kind == TimeKind::kAbsoluteRange || ts.kind == TimeKind::kRelativeRange)
+          hi = base + ts.end + tol;
+        if (ts.kind == TimeKind::kAny) {
+          lo = Time::from_ns(0);
+          hi = now_ + Duration::s(600);
+        }
+        expect_outbound(e, *pkt, lo, hi, t);
+      } else {
+        // A new system call waits for a blocked one, as packetdrill's
+        // syscall thread would.
+        if (std::holds_alternative<SyscallSpec>(e.action) && pending_)
+          finish_pending(max(t, pending_->expected_end) + Duration::s(600));
+        if (now_ < t) step_engine(t);
+        if (now_ > t + tol && ts.kind != TimeKind::kAny)
+          stop(Outcome::kFail, fmt::format("timing error: expected event at {} sec but it happened "
+                                           "at {} sec; tolerance {:.6f} sec",
+                                           fmt_time(t), fmt_time(now_), tol.secs()));
+        if (pkt) {
+          inject(e, *pkt);
+        } else if (const auto* sc = std::get_if<SyscallSpec>(&e.action)) {
+          syscall(e, *sc);
+          if (pending_ && pending_->event == &e) {
+            Duration btol = ts.block_end ? tolerance_for(*ts.block_end - ts.start) : tol;
+            pending_->tolerance = btol;
+            pending_->expected_end = ts.block_end ? base + *ts.block_end : t;
+            poll_pending();
+          }
+        } else if (const auto* cmd = std::get_if<CommandSpec>(&e.action)) {
+          command(e, *cmd, false);
+        } else {
+          snapshot_code(e, std::get<CodeSpec>(e.action));
+        }
+      }
+      last = &e;
+      last_t = t;
+    }
+    if (pending_) finish_pending(max(now_, pending_->expected_end) + Duration::s(600));
+    cur_ = nullptr;
+    res_.elapsed = now_ - kEpoch;
+    if (opt_.run_code) run_code_blocks();
+    res_.outcome = Outcome::kPass;
+  } catch (const StopException& ex) {
+    res_.outcome = ex.stop.outcome;
+    res_.reason = ex.stop.reason;
+    res_.detail = ex.stop.detail;
+    if (cur_) {
+      res_.line = cur_->pos.line;
+      res_.script_line = source_line(source_, cur_->pos.line);
+    }
+    res_.elapsed = now_ - kEpoch;
+  }
+  return res_;
+}
+
+void apply_option(RunConfig& c, const std::string& name, const std::string& v, bool* unsupported,
+                  std::string* why) {
+  auto num = [&]() { return std::strtod(v.c_str(), nullptr); };
+  if (name == "tolerance_usecs") c.tolerance = Duration::us(static_cast<int64_t>(num()));
+  else if (name == "tolerance_percent") c.tolerance_percent = num();
+  else if (name == "tcp_ts_tick_usecs") c.ts_tick_usecs = static_cast<int64_t>(num());
+  else if (name == "tcp_ts_ecr_scaled") c.ts_ecr_scaled = parse_bool_option(v);
+  else if (name == "strict_segments") c.strict_segments = parse_bool_option(v);
+  else if (name == "mss") c.mss = static_cast<uint32_t>(num());
+  else if (name == "mtu") c.mtu = static_cast<uint32_t>(num());
+  else if (name == "bind_port") c.bind_port = static_cast<uint16_t>(num());
+  else if (name == "connect_port") c.connect_port = static_cast<uint16_t>(num());
+  else if (name == "ip_version") {
+    if (!parse_ip_version(v, &c.ip_version)) {
+      *unsupported = true;
+      *why = fmt::format("bad --ip_version={}", v);
+    }
+  } else if (name == "local_ip" || name == "remote_ip") {
+    // Only an address of the variant's family applies (packetdrill scripts
+    // that name IPv4 addresses run in the IPv4 variants).
+    auto a = IpAddr::parse(v);
+    bool v4_variant = c.ip_version != IpVersion::kIpv6;
+    if (a && a->is_v4() == v4_variant) (name == "local_ip" ? c.local_ip : c.remote_ip) = *a;
+  } else if (name == "gateway_ip" || name == "netmask_ip" || name == "send_omit_free" ||
+             name == "verbose" || name == "debug" || name == "speed" || name == "define") {
+    // Device details that do not change what the engine sees.
+  } else {
+    *unsupported = true;
+    *why = fmt::format("unsupported option --{}", name);
+  }
+}
+
+RunResult run_script(const Script& script, const std::string& source, const RunOptions& opt) {
+  Runner r(script, source, opt);
+  return r.run();
+}
+
+RunResult run_file(const std::string& path, const RunOptions& opt) {
+  RunResult res;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    res.outcome = Outcome::kFail;
+    res.reason = fmt::format("{}: cannot read the file", path);
+    return res;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string source = ss.str();
+  // packetdrill's run_all.py defines these per variant.
+  std::map<std::string, std::string> defines = {
+      {"TFO_COOKIE", opt.ip_version == IpVersion::kIpv6 ? "6aa6ae70c288023b" : "de4f234f0f433a55"},
+      {"CMSG_LEVEL_IP", opt.ip_version == IpVersion::kIpv4 ? "SOL_IP" : "SOL_IPV6"},
+      {"CMSG_TYPE_RECVERR", opt.ip_version == IpVersion::kIpv4 ? "IP_RECVERR" : "IPV6_RECVERR"},
+  };
+  for (const auto& [k, v] : opt.defines) defines[k] = v;
+  auto script = parse_script(source, path, defines);
+  if (!script) {
+    res.outcome = Outcome::kFail;
+    res.reason = script.error().to_string();
+    res.line = script.error().pos.line;
+    res.script_line = source_line(source, res.line);
+    return res;
+  }
+  return run_script(*script, source, opt);
+}
+
+}  // namespace weir::pkt

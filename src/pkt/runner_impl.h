@@ -1,0 +1,164 @@
+// The runner's internals, shared by runner.cc (timeline), packets.cc
+// (inbound build, outbound match), syscalls.cc, shell.cc and code.cc.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pkt/ast.h"
+#include "pkt/runner.h"
+#include "weir/config.h"
+#include "weir/netif.h"
+#include "weir/stack.h"
+#include "wire/packet.h"
+
+namespace weir::pkt {
+
+// packetdrill's run-time settings (config.c), from the script header and
+// the command line.
+struct RunConfig {
+  IpVersion ip_version = IpVersion::kIpv4;
+  IpAddr local_ip;
+  IpAddr remote_ip;
+  uint16_t bind_port = 8080;     // packetdrill --bind_port
+  uint16_t connect_port = 8080;  // packetdrill --connect_port
+  Duration tolerance = Duration::us(4000);
+  double tolerance_percent = 12.5;
+  int64_t ts_tick_usecs = 0;     // 0: outbound TS val not checked
+  bool ts_ecr_scaled = false;
+  bool strict_segments = false;
+  uint32_t mss = 0;    // inbound super-packets split at this size (0: off)
+  uint32_t mtu = 1500;
+};
+
+// A script-level result: the run stops at the first failure or skip.
+struct Stop {
+  Outcome outcome;
+  std::string reason;
+  std::vector<std::string> detail;
+};
+
+// One script fd.
+struct FdEntry {
+  enum class Kind { kSocket, kEpoll } kind = Kind::kSocket;
+  SocketId sock = kNoSocket;
+  bool nonblock = false;
+  bool listener = false;
+  // epoll: watched fd -> (interest events, data fd), and ET/ONESHOT state
+  struct Watch {
+    uint32_t events = 0;
+    int64_t data = 0;
+    bool armed = true;       // EPOLLONESHOT not yet fired
+    bool edge_pending = true;  // EPOLLET: a wake-up since the last report
+  };
+  std::map<int, Watch> watches;
+};
+
+// The connection under test: its 4-tuple and the script<->live mappings of
+// sequence numbers and TS values (packetdrill run_packet.c semantics).
+struct Conn {
+  bool known = false;
+  Endpoint local;   // live addresses of the stack's side
+  Endpoint remote;  // the script's side
+  bool local_isn_known = false;
+  uint32_t script_local_isn = 0;
+  uint32_t live_local_isn = 0;
+  uint32_t remote_isn = 0;  // script == live for the script's own side
+  std::map<uint32_t, uint32_t> ts_val_map;  // script TS val -> live TS val
+  bool first_ts = false;
+  uint32_t first_script_ts_val = 0;
+  uint32_t first_live_ts_val = 0;
+  bool accepted = false;
+};
+
+// A captured outbound datagram.
+struct OutPacket {
+  Time at;
+  std::vector<uint8_t> bytes;
+};
+
+// A blocking call in progress (`start...end`, or a call on a blocking
+// socket that could not finish at once): retried after every engine step.
+struct Pending {
+  const Event* event = nullptr;
+  Time started;
+  Time expected_end;  // when the script says it returns
+  Duration tolerance;
+  Time wake = Time::never();  // a poll()/epoll_wait() timeout: completes then
+  std::function<std::optional<int64_t>(Time now, int* err)> step;  // value when done
+};
+
+// What `%{ }%` blocks see: tcp_info at the block's time.
+struct CodeSnapshot {
+  int line = 0;
+  std::string text;
+  std::optional<TcpInfo> info;
+};
+
+class Runner : public Netif {
+ public:
+  Runner(const Script& s, const std::string& source, const RunOptions& opt);
+  ~Runner() override;
+  RunResult run();
+
+  // Netif
+  void transmit(std::span<const uint8_t> ip_packet) override;
+  uint32_t mtu() const override { return cfg_.mtu; }
+
+  // ---- runner.cc ----
+  [[noreturn]] void stop(Outcome o, std::string reason, std::vector<std::string> detail = {});
+  void step_engine(Time until);                 // run timers up to `until`
+  bool step_engine_once(Time limit);            // one deadline <= limit; false if none
+  void poll_pending();
+  void finish_pending(Time limit);
+  Duration tolerance_for(Duration script_delta) const;
+  void log(const std::string& line);
+  std::string fmt_time(Time t) const;
+
+  // ---- packets.cc ----
+  void inject(const Event& e, const PacketSpec& p);
+  void expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected);
+  std::string describe_live(const wire::TcpPacket& pk, uint32_t payload_len) const;
+
+  // ---- syscalls.cc ----
+  void syscall(const Event& e, const SyscallSpec& s);
+
+  // ---- shell.cc ----
+  void command(const Event& e, const CommandSpec& c, bool untimed);
+
+  // ---- code.cc ----
+  void snapshot_code(const Event& e, const CodeSpec& c);
+  void run_code_blocks();
+
+  // state
+  const Script& script_;
+  const std::string& source_;
+  RunOptions opt_;
+  RunConfig cfg_;
+  StackConfig stack_cfg_;
+  std::unique_ptr<Stack> stack_;
+  Time now_ = Time::zero();
+  std::deque<OutPacket> outq_;
+  std::map<int, FdEntry> fds_;
+  int sut_fd_ = -1;  // the socket under test (tcp_info for %{ }% blocks)
+  Conn conn_;
+  uint16_t next_remote_port_ = 40000;
+  std::optional<Pending> pending_;
+  std::vector<CodeSnapshot> code_;
+  std::map<std::string, uint64_t> nstat_base_;
+  const Event* cur_ = nullptr;
+  RunResult res_;
+  int same_instant_ = 0;
+  std::set<SocketId> woken_;  // sockets whose readiness may have changed (epoll ET)
+};
+
+// The source line `line` (1-based) of `source`, trimmed.
+std::string source_line(const std::string& source, int line);
+
+}  // namespace weir::pkt

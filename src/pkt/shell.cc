@@ -1,0 +1,214 @@
+// Shell lines are emulated, never executed: the set-up idioms of
+// packetdrill's TCP scripts map onto the stack's configuration and the
+// device; `nstat` greps assert counters; anything else skips the script
+// with the command named.
+#include <cctype>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "pkt/runner_impl.h"
+
+namespace weir::pkt {
+namespace {
+
+// gtests/net/common/defaults.sh: the profile every gtests-tcp script
+// starts from (fast open, FACK and MPTCP lines have no engine setting).
+constexpr std::pair<const char*, const char*> kDefaults[] = {
+    {"tcp_rmem", "4096 540000 15728640"},
+    {"tcp_wmem", "4096 262144 4194304"},
+    {"tcp_timestamps", "1"},
+    {"tcp_syn_retries", "5"},
+    {"tcp_synack_retries", "5"},
+    {"tcp_frto", "2"},
+    {"tcp_sack", "1"},
+    {"tcp_dsack", "1"},
+    {"tcp_reordering", "3"},
+    {"tcp_congestion_control", "cubic"},
+    {"tcp_slow_start_after_idle", "0"},
+    {"tcp_early_retrans", "4"},
+    {"tcp_recovery", "1"},
+    {"tcp_tso_win_divisor", "3"},
+    {"tcp_ecn", "0"},
+    {"tcp_pacing_ss_ratio", "200"},
+    {"tcp_pacing_ca_ratio", "120"},
+    {"tcp_notsent_lowat", "4294967295"},
+    {"tcp_syncookies", "1"},
+};
+
+// Settings that only shape TSO/GSO bursts or features weir does not have;
+// accepting them as no-ops is what a kernel without TSO would do.
+bool no_op_sysctl(std::string_view key) {
+  return key == "tcp_min_tso_segs" || key == "tcp_fack" || key == "tcp_autocorking" ||
+         key == "tcp_fastopen_blackhole_timeout_sec";
+}
+
+std::string trim(std::string s) {
+  size_t a = s.find_first_not_of(" \t\r\n");
+  size_t b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// Splits a backquoted block into commands: lines joined on trailing '\',
+// then split at newlines and ';'.
+std::vector<std::string> split_commands(const std::string& text) {
+  std::string joined;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      joined += ' ';
+      ++i;
+    } else {
+      joined += text[i];
+    }
+  }
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : joined + "\n") {
+    if (c == '\n' || c == ';') {
+      std::string t = trim(cur);
+      size_t hash = t.find(" #");
+      if (hash != std::string::npos) t = trim(t.substr(0, hash));
+      if (!t.empty() && t[0] != '#') out.push_back(t);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> w;
+  std::string cur;
+  char quote = 0;
+  for (char c : s) {
+    if (quote) {
+      if (c == quote) quote = 0;
+      else cur += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == ' ' || c == '\t') {
+      if (!cur.empty()) w.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) w.push_back(cur);
+  return w;
+}
+
+bool ends_with(const std::string& s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+}  // namespace
+
+class Shell {
+ public:
+  explicit Shell(Runner& r) : r_(r) {}
+
+  void set(std::string key, const std::string& value, const std::string& cmd) {
+    for (char& c : key)
+      if (c == '/') c = '.';
+    for (std::string_view pre : {".proc.sys.", "proc.sys."})
+      if (key.rfind(pre, 0) == 0) key = key.substr(pre.size());
+    std::string bare = key.rfind("net.ipv4.", 0) == 0 ? key.substr(9) : key;
+    if (no_op_sysctl(bare)) return;
+    if (bare.rfind("tcp_fastopen", 0) == 0) {
+      // The profile's own fast open lines are harmless; a script that
+      // changes them is a fast open test.
+      if (cmd.find("defaults.sh") != std::string::npos) return;
+      r_.stop(Outcome::kSkip, fmt::format("TCP Fast Open is not supported ({}={})", key, value));
+    }
+    std::string err = r_.stack_->config().set(key, value);
+    if (!err.empty()) r_.stop(Outcome::kSkip, fmt::format("unsupported setting in `{}`: {}", cmd, err));
+  }
+
+  void nstat(const std::string& cmd) {
+    std::map<std::string, uint64_t> now;
+    const Counters& c = r_.stack_->counters();
+    for (size_t i = 0; i < static_cast<size_t>(Counter::kCount); ++i)
+      now[std::string(counter_name(static_cast<Counter>(i)))] = c.v[i];
+    size_t bar = cmd.find('|');
+    if (bar != std::string::npos) {
+      // nstat ... | grep [-q] "NAME *VALUE": the counter moved by VALUE since
+      // the last nstat (nstat prints deltas against its history).
+      static const std::regex re(R"(([A-Za-z][A-Za-z0-9]+)[^0-9A-Za-z]+([0-9]+))");
+      std::smatch m;
+      std::string rest = cmd.substr(bar + 1);
+      if (!std::regex_search(rest, m, re))
+        r_.stop(Outcome::kSkip, fmt::format("unsupported nstat form `{}`", cmd));
+      std::string name = m[1];
+      uint64_t want = std::stoull(m[2]);
+      if (!now.count(name)) r_.stop(Outcome::kSkip, fmt::format("counter {} is not kept by weir", name));
+      uint64_t got = now[name] - r_.nstat_base_[name];
+      r_.nstat_base_ = now;
+      if (got != want)
+        r_.stop(Outcome::kFail, fmt::format("nstat: {} moved by {}, expected {}", name, got, want));
+      return;
+    }
+    r_.nstat_base_ = now;  // nstat / nstat -n: take the baseline
+  }
+
+  void one(const std::string& cmd) {
+    std::vector<std::string> w = words(cmd);
+    if (w.empty()) return;
+    const std::string& prog = w[0];
+    if (ends_with(prog, "defaults.sh")) {
+      for (auto [k, v] : kDefaults) set(k, v, cmd);
+      return;
+    }
+    if (prog.find("sysctl_restore") != std::string::npos) return;  // clean-up script
+    if (prog == "sysctl" || ends_with(prog, "set_sysctls.py")) {
+      for (size_t i = 1; i < w.size(); ++i) {
+        if (w[i][0] == '-') continue;  // -q, -e, -w
+        if (w[i] == ">" || w[i] == "2>") {  // redirections
+          ++i;
+          continue;
+        }
+        if (w[i][0] == '>' || w[i].rfind("2>", 0) == 0) continue;
+        size_t eq = w[i].find('=');
+        if (eq == std::string::npos) r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd));
+        std::string value = w[i].substr(eq + 1);
+        if (value.rfind("/dev/null", 0) == 0) continue;
+        set(w[i].substr(0, eq), value, cmd);
+      }
+      return;
+    }
+    if (prog == "nstat") return nstat(cmd);
+    if (prog == "ip" && w.size() >= 2 && w[1] == "tcp_metrics") return;
+    if (prog == "ip" && w.size() >= 3 && w[1] == "link") {
+      for (size_t i = 2; i + 1 < w.size(); ++i)
+        if (w[i] == "mtu") {
+          r_.cfg_.mtu = static_cast<uint32_t>(std::stoul(w[i + 1]));
+          return;
+        }
+    }
+    if (prog == "ethtool" && w.size() >= 2 && w[1] == "-K") {
+      // weir never builds TSO/GSO super-segments: tso/gso off is the only state.
+      for (size_t i = 3; i + 1 < w.size(); i += 2)
+        if (w[i + 1] != "off") r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd));
+      return;
+    }
+    if (prog == "tc" && w.size() >= 2 && w[1] == "qdisc") {
+      for (const std::string& x : w)
+        if (x == "fq" || x == "fq_codel" || x == "netem")
+          r_.stop(Outcome::kSkip, fmt::format("qdisc {} (pacing/queueing below TCP) is not modelled", x));
+      return;  // pfifo: the device queue the runner already is
+    }
+    r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`", cmd));
+  }
+
+ private:
+  Runner& r_;
+};
+
+void Runner::command(const Event& e, const CommandSpec& c, bool untimed) {
+  log(fmt::format("{} `{}` (line {}{})", fmt_time(now_), c.text, e.pos.line, untimed ? ", untimed" : ""));
+  Shell sh(*this);
+  for (const std::string& cmd : split_commands(c.text)) sh.one(cmd);
+}
+
+}  // namespace weir::pkt

@@ -1,0 +1,42 @@
+// Names a script may use for numbers: Linux's socket API constants
+// (SOL_SOCKET, TCP_NODELAY, MSG_MORE, O_NONBLOCK, POLLIN, EPOLLET, ...) and
+// errno names, with their Linux x86-64 values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace weir::pkt {
+
+std::optional<int64_t> symbol_value(std::string_view name);
+std::optional<int> errno_value(std::string_view name);  // "EAGAIN" -> 11
+const char* errno_text(int e);                            // "Resource temporarily unavailable"
+
+namespace sym {
+inline constexpr int SOL_SOCKET = 1;
+inline constexpr int SOL_TCP = 6;
+inline constexpr int SOL_IP = 0;
+inline constexpr int SOL_IPV6 = 41;
+inline constexpr int SO_ERROR = 4;
+inline constexpr int MSG_PEEK = 0x2;
+inline constexpr int MSG_DONTWAIT = 0x40;
+inline constexpr int MSG_ERRQUEUE = 0x2000;
+inline constexpr int MSG_ZEROCOPY = 0x4000000;
+inline constexpr int MSG_FASTOPEN = 0x20000000;
+inline constexpr int O_NONBLOCK = 0x800;
+inline constexpr int O_RDWR = 0x2;
+inline constexpr int F_GETFL = 3;
+inline constexpr int F_SETFL = 4;
+inline constexpr int SOCK_STREAM = 1;
+inline constexpr int SOCK_NONBLOCK = 0x800;
+inline constexpr int POLLNVAL = 0x20;
+inline constexpr int EPOLL_CTL_ADD = 1;
+inline constexpr int EPOLL_CTL_DEL = 2;
+inline constexpr int EPOLL_CTL_MOD = 3;
+inline constexpr uint32_t EPOLLET = 1u << 31;
+inline constexpr uint32_t EPOLLONESHOT = 1u << 30;
+inline constexpr uint32_t EPOLLEXCLUSIVE = 1u << 28;
+}  // namespace sym
+
+}  // namespace weir::pkt
