@@ -21,6 +21,7 @@ struct PacketMeta {
   bool duplicate = false;         // a link duplicated it
   uint32_t seq = 0;         // raw sequence number of the first payload byte
   uint32_t len = 0;         // payload bytes
+  Time sent;                // when it left its host
 };
 
 struct Packet {
