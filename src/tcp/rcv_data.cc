@@ -199,7 +199,9 @@ void Receiver::queue_ofo(Seq32 seq, std::span<const uint8_t> data, bool fin, Dat
                          Counters& c) {
   out.out_of_order = true;
   const auto len = static_cast<uint32_t>(data.size());
-  const uint64_t need = uint64_t{len} + Reassembly::kRangeOverhead;
+  // A segment that joins a held range costs no new range overhead.
+  const bool joins = len > 0 && (ofo_.find(seq - 1) || ofo_.find(seq) || ofo_.find(seq + len));
+  const uint64_t need = uint64_t{len} + (joins ? 0 : Reassembly::kRangeOverhead);
   if (charged() + need > rcvbuf_) {
     // Linux tcp_prune_ofo_queue: drop the highest ranges, but only those
     // above where this segment lands; else drop the segment itself.
