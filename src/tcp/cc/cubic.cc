@@ -163,7 +163,8 @@ void Cubic::pkts_acked(CcState& tp, const AckSample& sample, Time now, Counters&
 void Cubic::set_state(CcState& tp, CaState new_state, Time now) {
   if (new_state != CaState::Loss) return;
   // After an RTO everything CUBIC learnt is stale: start over, HyStart
-  // included (RFC 9406 §4.3: HyStart++ only for the initial slow start).
+  // included (RFC 9406 §4.2: HyStart++ only in the initial slow start; later
+  // slow starts are standard and exit at the ssthresh already discovered).
   reset();
   if (o_.hystart == 1) hystart_.reset_round(tp, now);
 }

@@ -98,8 +98,10 @@ void HystartPlusPlus::start_round(const CcState& tp) {
 
 HystartExit HystartPlusPlus::on_rtt_sample(CcState& tp, Duration rtt) {
   if (phase_ == Phase::Done) return HystartExit::None;
-  // RFC 9406 §4.2: the round ends when windowEnd is acknowledged.
-  if (tp.snd_una >= window_end_) {
+  // RFC 9406 §4.2: a round ends once windowEnd is acknowledged. As Linux's
+  // HyStart does (seed 004), the next round begins with the first ACK beyond
+  // windowEnd, so that a round's samples are those of its own packets.
+  if (tp.snd_una > window_end_) {
     start_round(tp);
     if (phase_ == Phase::Css && ++css_rounds_ >= kCssRounds) {
       // CSS_ROUNDS rounds of CSS without a return to the baseline: the
