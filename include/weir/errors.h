@@ -32,6 +32,8 @@ enum class Errc : int {
   kFault = EFAULT,
   kAfNoSupport = EAFNOSUPPORT,
   kPerm = EPERM,
+  kNoEnt = ENOENT,   // TCP_CONGESTION with an unknown algorithm (as Linux)
+  kNotSock = ENOTSOCK,
 };
 
 const char* errc_name(Errc e);  // "EAGAIN"

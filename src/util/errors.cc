@@ -31,6 +31,8 @@ const char* errc_name(Errc e) {
     case Errc::kFault: return "EFAULT";
     case Errc::kAfNoSupport: return "EAFNOSUPPORT";
     case Errc::kPerm: return "EPERM";
+    case Errc::kNoEnt: return "ENOENT";
+    case Errc::kNotSock: return "ENOTSOCK";
   }
   return "E?";
 }

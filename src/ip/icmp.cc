@@ -1,0 +1,86 @@
+// ICMP and ICMPv6 errors quoting our TCP segments (RFC 1122 §4.2.3.9,
+// RFC 5461): unreachable (soft or hard), fragmentation needed / packet too
+// big (RFC 1191, RFC 8201), time exceeded. Linux icmp_err_convert values.
+#include "ip/stack_impl.h"
+
+namespace weir {
+namespace {
+
+struct IcmpMeaning {
+  bool pmtu = false;
+  bool ignore = false;
+  Errc err = Errc::kHostUnreach;
+};
+
+IcmpMeaning classify(const wire::IcmpError& e) {
+  IcmpMeaning m;
+  if (e.ip.version == 4) {
+    if (e.type == 3) {  // destination unreachable
+      switch (e.code) {
+        case 0: m.err = Errc::kNetUnreach; break;
+        case 1: m.err = Errc::kHostUnreach; break;
+        case 2: m.err = Errc::kNoProtoOpt; break;
+        case 3: m.err = Errc::kConnRefused; break;
+        case 4: m.pmtu = true; break;
+        case 5: m.err = Errc::kOpNotSupp; break;
+        case 6: m.err = Errc::kNetUnreach; break;
+        case 9: case 10: case 13: m.err = Errc::kHostUnreach; break;
+        default: m.err = Errc::kHostUnreach; break;
+      }
+    } else if (e.type == 11) {
+      m.err = Errc::kHostUnreach;  // time exceeded: Linux tcp_v4_err
+    } else {
+      m.ignore = true;
+    }
+  } else {
+    if (e.type == 1) {
+      switch (e.code) {
+        case 0: m.err = Errc::kNetUnreach; break;
+        case 1: m.err = Errc::kPerm; break;  // EACCES in Linux; weir has EPERM
+        case 4: m.err = Errc::kConnRefused; break;
+        default: m.err = Errc::kHostUnreach; break;
+      }
+    } else if (e.type == 2) {
+      m.pmtu = true;
+    } else if (e.type == 3) {
+      m.err = Errc::kHostUnreach;
+    } else {
+      m.ignore = true;
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+void StackImpl::input_icmp(Time now, std::span<const uint8_t> datagram) {
+  auto e = wire::parse_icmp_error(datagram);
+  if (!e) {
+    counters_.inc(Counter::IpInUnknownProtos);
+    return;
+  }
+  counters_.inc(Counter::IcmpInMsgs);
+  const IcmpMeaning m = classify(*e);
+  if (m.ignore) return;
+  if (e->ip.version == 4 && e->type == 3) counters_.inc(Counter::IcmpInDestUnreachs);
+  if (e->ip.version == 6 && e->type == 2) counters_.inc(Counter::Icmp6InPktTooBigs);
+  // Our segment as quoted: its source is us.
+  const FourTuple t{Endpoint{e->quoted_ip.src, e->quoted_src_port},
+                    Endpoint{e->quoted_ip.dst, e->quoted_dst_port}};
+  auto it = demux_.find(t);
+  if (it == demux_.end()) {
+    counters_.inc(Counter::IcmpInErrors);
+    return;
+  }
+  Socket* s = find(it->second);
+  if (!s || !s->conn) return;
+  if (m.pmtu) {
+    s->conn->on_pmtu(now, e->mtu, e->quoted_seq);
+  } else {
+    // RFC 1122 §4.2.3.9: soft unless connecting (Linux: fatal in SYN-SENT).
+    s->conn->on_icmp_unreach(now, m.err, false, e->quoted_seq);
+  }
+  after_call(*s);
+}
+
+}  // namespace weir

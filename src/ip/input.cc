@@ -1,0 +1,241 @@
+// Datagram input: parse once (wire), count and drop what is malformed, then
+// demultiplex by 4-tuple to a connection, else to a listener, else answer
+// with a reset (RFC 9293 §3.10.7.1). ICMP errors go to the connection they quote.
+#include <algorithm>
+
+#include "ip/stack_impl.h"
+#include "tcp/isn.h"
+#include "tcp/receiver.h"
+
+namespace weir {
+
+using namespace wire::tcp_flag;
+
+namespace {
+
+void count_parse_error(Counters& c, wire::PacketError e) {
+  switch (e) {
+    case wire::PacketError::kIpTruncated:
+    case wire::PacketError::kIpBadVersion:
+    case wire::PacketError::kIpBadHeaderLength:
+    case wire::PacketError::kIpBadChecksum: c.inc(Counter::IpInHdrErrors); break;
+    case wire::PacketError::kIpFragment: c.inc(Counter::IpInDiscards); break;
+    case wire::PacketError::kNotTcp: c.inc(Counter::IpInUnknownProtos); break;
+    case wire::PacketError::kTcpBadChecksum:
+      c.inc(Counter::TcpInCsumErrors);
+      c.inc(Counter::TcpInErrs);
+      break;
+    case wire::PacketError::kTcpTruncated:
+    case wire::PacketError::kTcpBadDataOffset:
+    case wire::PacketError::kTcpBadOption: c.inc(Counter::TcpInErrs); break;
+  }
+}
+
+}  // namespace
+
+void StackImpl::input(Time now, std::span<const uint8_t> datagram) {
+  counters_.inc(Counter::IpInReceives);
+  auto p = wire::parse_tcp_packet(datagram);
+  if (!p) {
+    if (p.error() == wire::PacketError::kNotTcp) {
+      input_icmp(now, datagram);
+      return;
+    }
+    count_parse_error(counters_, p.error());
+    return;
+  }
+  if (!owns(p->ip.dst)) {
+    counters_.inc(Counter::IpInAddrErrors);
+    return;
+  }
+  counters_.inc(Counter::IpInDelivers);
+  counters_.inc(Counter::TcpInSegs);
+  input_tcp(now, *p);
+}
+
+void StackImpl::input_tcp(Time now, const wire::TcpPacket& p) {
+  const FourTuple t{Endpoint{p.ip.dst, p.tcp.dst_port}, Endpoint{p.ip.src, p.tcp.src_port}};
+  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos};
+  auto it = demux_.find(t);
+  if (it != demux_.end()) {
+    Socket* s = find(it->second);
+    if (s && s->conn) {
+      tcp::Connection& c = *s->conn;
+      // Linux tcp_timewait_state_process (TCP_TW_SYN): a newer SYN replaces
+      // the TIME-WAIT connection and goes to the listener.
+      if (c.state() == tcp::State::kTimeWait && c.timewait_accepts_syn(seg)) {
+        if (Socket* ls = find_listener(t.local)) {
+          counters_.inc(Counter::TcpExtTWRecycled);
+          reap(s->id);
+          input_listener(now, *ls, t, seg);
+          return;
+        }
+      }
+      if (c.state() == tcp::State::kSynReceived && s->listener_parent && seg.h.has(ACK) &&
+          !seg.h.has(RST) && !seg.h.has(SYN)) {
+        Socket* ls = find(s->listener_parent);
+        if (ls && ls->listener && ls->listener->accept_queue_full()) {
+          // Linux tcp_check_req: no room to accept; drop the ACK, the
+          // SYN-ACK timer will try again (tcp_abort_on_overflow = 0).
+          counters_.inc(Counter::TcpExtListenOverflows);
+          counters_.inc(Counter::TcpExtListenDrops);
+          return;
+        }
+      }
+      c.input(now, seg);
+      after_call(*s);
+      return;
+    }
+  }
+  if (Socket* ls = find_listener(t.local)) {
+    if (input_listener(now, *ls, t, seg)) return;
+  }
+  reset_no_socket(t, seg);
+}
+
+Socket* StackImpl::find_listener(const Endpoint& local) {
+  auto it = listeners_.find(local);
+  if (it == listeners_.end()) {
+    const IpAddr any = local.addr.is_v4() ? IpAddr::v4(0) : IpAddr::v6({});
+    it = listeners_.find(Endpoint{any, local.port});
+    // An AF_INET6 socket bound to :: also hears IPv4 (IPv4-mapped) peers.
+    if (it == listeners_.end() && local.addr.is_v4()) it = listeners_.find(Endpoint{IpAddr::v6({}), local.port});
+  }
+  if (it == listeners_.end()) return nullptr;
+  Socket* s = find(it->second);
+  return (s && s->listener) ? s : nullptr;
+}
+
+// RFC 9293 §3.10.7.1: CLOSED (no socket). An RST is dropped; otherwise
+// <SEQ=SEG.ACK><CTL=RST> if ACK was set, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
+void StackImpl::reset_no_socket(const FourTuple& t, const tcp::InSegment& seg) {
+  if (seg.h.has(RST)) return;
+  wire::TcpHeader h;
+  h.src_port = t.local.port;
+  h.dst_port = t.remote.port;
+  if (seg.h.has(ACK)) {
+    h.seq = seg.h.ack;
+    h.flags = RST;
+  } else {
+    h.seq = Seq32(0);
+    h.ack = seg.h.seq + seg.len();
+    h.flags = RST | ACK;
+  }
+  output(t, h, {}, 0);
+  counters_.inc(Counter::TcpOutSegs);
+  counters_.inc(Counter::TcpOutRsts);
+}
+
+// RFC 9293 §3.10.7.2 (LISTEN). Returns false when the segment should draw
+// the CLOSED-state reset instead.
+bool StackImpl::input_listener(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg) {
+  if (seg.h.has(RST)) return true;  // "An incoming RST should be ignored."
+  if (seg.h.has(ACK)) {
+    if (!seg.h.has(SYN) && listener_cookie_ack(now, ls, t, seg)) return true;
+    return false;  // "Any acknowledgment is bad": <SEQ=SEG.ACK><CTL=RST>
+  }
+  if (!seg.h.has(SYN)) return true;  // "drop the segment and return"
+  listener_syn(now, ls, t, seg);
+  return true;
+}
+
+void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg) {
+  tcp::Listener& l = *ls.listener;
+  if (l.accept_queue_full()) {
+    // Linux tcp_conn_request: no room to accept even if it completes.
+    counters_.inc(Counter::TcpExtListenOverflows);
+    counters_.inc(Counter::TcpExtListenDrops);
+    return;
+  }
+  if (cfg_.tcp_syncookies == 2 || (l.syn_queue_full() && cfg_.tcp_syncookies == 1)) {
+    counters_.inc(Counter::TcpExtTCPReqQFullDoCookies);
+    send_cookie_synack(now, ls, t, seg);
+    return;
+  }
+  if (l.syn_queue_full()) {
+    counters_.inc(Counter::TcpExtTCPReqQFullDrop);
+    counters_.inc(Counter::TcpExtListenDrops);
+    return;
+  }
+  Socket& c = new_socket(ls.v6);
+  c.app_open = false;
+  c.listener_parent = ls.id;
+  c.local = t.local;
+  c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
+  demux_[t] = c.id;
+  c.in_demux = true;
+  l.add_embryonic(c.id);
+  c.conn->open_passive(now, t, seg, ls.id);
+  after_call(c);
+}
+
+// RFC 4987 §3.6 with Linux's encoding: everything the connection needs is
+// in the ISN and (with timestamps) the TSval; no state is kept.
+void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn) {
+  const wire::TcpOptions& o = syn.h.options;
+  const uint32_t ip_hdr = t.remote.addr.is_v4() ? 20 : 40;
+  uint32_t advmss = netif_.mtu() - ip_hdr - 20;
+  if (ls.conn->opts().user_mss) advmss = std::min<uint32_t>(advmss, ls.conn->opts().user_mss);
+  const uint16_t peer_mss = (o.mss && *o.mss) ? *o.mss : 536;
+  tcp::CookieOptions co;
+  co.ts_ok = cfg_.tcp_timestamps && o.ts.has_value();
+  co.sack_ok = cfg_.tcp_sack && o.sack_permitted;
+  co.wscale_ok = cfg_.tcp_window_scaling && o.wscale.has_value();
+  co.snd_wscale = co.wscale_ok ? std::min<uint8_t>(*o.wscale, 14) : 0;
+  if (!co.ts_ok) co.sack_ok = co.wscale_ok = false;  // Linux: no TS, no room for them
+  const Seq32 isn = tcp::make_cookie_isn(cfg_.secret, t, syn.h.seq, now, peer_mss);
+  tcp::Receiver r(tcp::ReceiverConfig::from(cfg_));
+  const tcp::InitialWindow iw = r.select_initial_window(advmss, co.wscale_ok);
+  wire::TcpHeader h;
+  h.src_port = t.local.port;
+  h.dst_port = t.remote.port;
+  h.seq = isn;
+  h.ack = syn.h.seq + 1;
+  h.flags = SYN | ACK;
+  h.window = r.syn_window();
+  h.options.mss = static_cast<uint16_t>(advmss);
+  if (co.wscale_ok) h.options.wscale = iw.rcv_wscale;
+  h.options.sack_permitted = co.sack_ok;
+  if (co.ts_ok) {
+    const uint32_t tsval = static_cast<uint32_t>(now.ms()) + tcp::timestamp_offset(cfg_.secret, t);
+    h.options.ts = wire::TcpTimestamps{tcp::cookie_tsval(tsval, co), o.ts->val};
+  }
+  output(t, h, {}, 0);
+  counters_.inc(Counter::TcpOutSegs);
+  counters_.inc(Counter::TcpExtSyncookiesSent);
+  ls.listener->note_cookie_sent(now);
+}
+
+bool StackImpl::listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg) {
+  tcp::Listener& l = *ls.listener;
+  if (!cfg_.tcp_syncookies || !l.cookies_recent(now)) return false;
+  auto mss = tcp::check_cookie(cfg_.secret, t, seg.h.seq - 1, seg.h.ack - 1, now);
+  if (!mss) {
+    counters_.inc(Counter::TcpExtSyncookiesFailed);
+    return false;
+  }
+  if (l.accept_queue_full()) {
+    counters_.inc(Counter::TcpExtListenOverflows);
+    counters_.inc(Counter::TcpExtListenDrops);
+    return true;
+  }
+  counters_.inc(Counter::TcpExtSyncookiesRecv);
+  tcp::CookieOptions co;
+  co.mss = *mss;
+  if (seg.h.options.ts) co = tcp::cookie_decode_tsecr(seg.h.options.ts->ecr, *mss);
+  Socket& c = new_socket(ls.v6);
+  c.app_open = false;
+  c.listener_parent = ls.id;
+  c.local = t.local;
+  c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
+  demux_[t] = c.id;
+  c.in_demux = true;
+  l.add_embryonic(c.id);
+  c.conn->open_from_cookie(now, t, seg, co, ls.id);
+  // The ACK may carry data: process it as an established connection would.
+  if (!seg.payload.empty() || seg.h.has(FIN)) c.conn->input(now, seg);
+  after_call(c);
+  return true;
+}
+
+}  // namespace weir

@@ -1,0 +1,47 @@
+// weir::Stack: the public face; everything happens in StackImpl.
+#include "weir/stack.h"
+
+#include "ip/stack_impl.h"
+
+namespace weir {
+
+Stack::Stack(const StackConfig& cfg, Netif& netif) : impl_(std::make_unique<StackImpl>(cfg, netif)) {}
+Stack::~Stack() = default;
+
+void Stack::input(Time now, std::span<const uint8_t> d) { impl_->input(now, d); }
+void Stack::advance(Time now) { impl_->advance(now); }
+Time Stack::next_deadline() const { return impl_->next_deadline(); }
+void Stack::add_address(const IpAddr& a) { impl_->add_address(a); }
+StackConfig& Stack::config() { return impl_->mutable_cfg(); }
+const Counters& Stack::counters() const { return impl_->counters_view(); }
+void Stack::set_trace(TraceSink* sink) { impl_->set_trace(sink); }
+
+Expected<SocketId, Errc> Stack::socket(bool v6) { return impl_->socket(v6); }
+Errc Stack::bind(SocketId s, const Endpoint& l) { return impl_->bind(s, l); }
+Errc Stack::listen(Time now, SocketId s, int backlog) { return impl_->listen(now, s, backlog); }
+Expected<SocketId, Errc> Stack::accept(Time now, SocketId l, Endpoint* peer) {
+  return impl_->accept(now, l, peer);
+}
+Errc Stack::connect(Time now, SocketId s, const Endpoint& r) { return impl_->connect(now, s, r); }
+Expected<size_t, Errc> Stack::send(Time now, SocketId s, std::span<const uint8_t> d, int flags) {
+  return impl_->send(now, s, d, flags);
+}
+Expected<size_t, Errc> Stack::recv(Time now, SocketId s, std::span<uint8_t> out, int flags) {
+  return impl_->recv(now, s, out, flags);
+}
+Errc Stack::shutdown(Time now, SocketId s, int how) { return impl_->shutdown(now, s, how); }
+Errc Stack::close(Time now, SocketId s) { return impl_->close(now, s); }
+Errc Stack::setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> v) {
+  return impl_->setsockopt(now, s, level, name, v);
+}
+Errc Stack::getsockopt(SocketId s, int level, int name, std::span<uint8_t> v, size_t* len) const {
+  return impl_->getsockopt(s, level, name, v, len);
+}
+Errc Stack::ioctl(SocketId s, unsigned long req, int* out) const { return impl_->ioctl(s, req, out); }
+uint32_t Stack::poll(SocketId s) const { return impl_->poll(s); }
+Expected<Endpoint, Errc> Stack::local_endpoint(SocketId s) const { return impl_->local_endpoint(s); }
+Expected<Endpoint, Errc> Stack::remote_endpoint(SocketId s) const { return impl_->remote_endpoint(s); }
+Expected<TcpInfo, Errc> Stack::tcp_info(SocketId s) const { return impl_->tcp_info(s, impl_->last_now()); }
+void Stack::set_ready_callback(ReadyFn fn, void* ctx) { impl_->set_ready(fn, ctx); }
+
+}  // namespace weir

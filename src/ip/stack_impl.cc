@@ -1,0 +1,419 @@
+// The socket table, timers across connections, and the socket calls.
+#include "ip/stack_impl.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "tcp/isn.h"
+
+namespace weir {
+
+StackImpl::StackImpl(const StackConfig& cfg, Netif& netif) : cfg_(cfg), netif_(netif) {}
+
+uint32_t StackImpl::path_mtu(const IpAddr& remote) const {
+  (void)remote;
+  return netif_.mtu();
+}
+
+bool StackImpl::take_global_challenge_ack(Time now) {
+  // Linux tcp_challenge_ack_limit (1000/s by default), counted per second.
+  const int64_t sec = now.ns() / Duration::s(1).ns();
+  if (sec != challenge_second_) {
+    challenge_second_ = sec;
+    challenge_left_ = cfg_.tcp_challenge_ack_limit;
+  }
+  if (challenge_left_ <= 0) return false;
+  --challenge_left_;
+  return true;
+}
+
+void StackImpl::output(const FourTuple& t, const wire::TcpHeader& h,
+                       std::span<const uint8_t> payload, uint8_t tos) {
+  wire::IpInfo ip;
+  ip.src = t.local.addr;
+  ip.dst = t.remote.addr;
+  ip.version = (ip.src.is_v4() && ip.dst.is_v4()) ? 4 : 6;
+  ip.proto = wire::kProtoTcp;
+  ip.ttl = 64;
+  ip.tos = tos;
+  ip.id = ip_id_++;
+  ip.df = true;  // RFC 1191: path MTU discovery
+  const size_t n = wire::tcp_packet_size(ip, h, payload.size());
+  if (out_buf_.size() < n) out_buf_.resize(n);
+  const size_t w = wire::build_tcp_packet(ip, h, payload, std::span(out_buf_.data(), n));
+  counters_.inc(Counter::IpOutRequests);
+  netif_.transmit(std::span<const uint8_t>(out_buf_.data(), w));
+}
+
+Socket* StackImpl::find(SocketId s) {
+  auto it = sockets_.find(s);
+  return it == sockets_.end() ? nullptr : it->second.get();
+}
+const Socket* StackImpl::find(SocketId s) const {
+  auto it = sockets_.find(s);
+  return it == sockets_.end() ? nullptr : it->second.get();
+}
+Socket* StackImpl::app_socket(SocketId s) {
+  Socket* p = find(s);
+  return (p && p->app_open) ? p : nullptr;
+}
+const Socket* StackImpl::app_socket(SocketId s) const {
+  const Socket* p = find(s);
+  return (p && p->app_open) ? p : nullptr;
+}
+
+Socket& StackImpl::new_socket(bool v6) {
+  auto s = std::make_unique<Socket>();
+  s->id = next_id_++;
+  s->v6 = v6;
+  Socket& ref = *s;
+  sockets_.emplace(ref.id, std::move(s));
+  return ref;
+}
+
+void StackImpl::reschedule(Socket& s) {
+  const Time d = s.conn ? s.conn->next_deadline() : Time::never();
+  timers_.set(s.timer, d, s.id);
+}
+
+void StackImpl::notify(SocketId id) {
+  if (!ready_fn_) return;
+  const Socket* s = find(id);
+  if (!s || !s->app_open) return;
+  ready_fn_(ready_ctx_, id, poll(id));
+}
+
+void StackImpl::reap(SocketId id) {
+  Socket* s = find(id);
+  if (!s) return;
+  if (s->in_demux && s->conn) demux_.erase(s->conn->tuple());
+  timers_.cancel(s->timer);
+  sockets_.erase(id);
+}
+
+// After any call into a connection: hand completed passive opens to their
+// listener, keep the timer queue current, report readiness, and free what
+// reached CLOSED with nobody holding it.
+void StackImpl::after_call(Socket& s) {
+  const SocketId id = s.id;
+  const uint8_t ev = s.conn ? s.conn->take_events() : 0;
+  if (ev & tcp::conn_event::kEstablished) {
+    Socket* ls = find(s.listener_parent);
+    if (ls && ls->listener) {
+      ls->listener->on_established(id);
+      notify(ls->id);
+    }
+  }
+  if (ev & tcp::conn_event::kClosed) {
+    if (s.in_demux && s.conn) {
+      demux_.erase(s.conn->tuple());
+      s.in_demux = false;
+    }
+    Socket* ls = find(s.listener_parent);
+    if (ls && ls->listener && !s.app_open) {
+      ls->listener->forget(id);
+      s.listener_parent = 0;
+    }
+    if (!s.app_open && s.listener_parent == 0) {
+      reap(id);
+      return;
+    }
+  }
+  reschedule(s);
+  if (ev & (tcp::conn_event::kReadiness | tcp::conn_event::kClosed)) notify(id);
+}
+
+void StackImpl::advance(Time now) {
+  while (auto e = timers_.pop_expired(now)) {
+    Socket* s = find(static_cast<SocketId>(e->tag));
+    if (!s || !s->conn) continue;
+    s->timer = TimerHandle{};
+    s->conn->on_timers(now);
+    after_call(*s);
+  }
+}
+
+// ---- socket calls ----
+
+Expected<SocketId, Errc> StackImpl::socket(bool v6) {
+  Socket& s = new_socket(v6);
+  s.conn = std::make_unique<tcp::Connection>(*this, s.id, tcp::SockOpts{});
+  return s.id;
+}
+
+bool StackImpl::owns(const IpAddr& a) const {
+  if (addrs_.empty()) return true;  // no addresses configured: accept any (tests, tools)
+  return std::find(addrs_.begin(), addrs_.end(), a) != addrs_.end();
+}
+
+std::optional<IpAddr> StackImpl::source_for(const IpAddr& remote) const {
+  for (const IpAddr& a : addrs_)
+    if (a.is_v4() == remote.is_v4()) return a;
+  return std::nullopt;
+}
+
+bool StackImpl::port_in_use(const Endpoint& local, bool reuse, SocketId self) const {
+  for (const auto& [id, sp] : sockets_) {
+    const Socket& o = *sp;
+    if (id == self || !o.bound || o.local.port != local.port) continue;
+    const bool overlap = o.local.addr == local.addr || o.local.addr.is_unspecified() ||
+                         local.addr.is_unspecified();
+    if (!overlap) continue;
+    // Linux inet_csk_bind_conflict: SO_REUSEADDR on both, and the other not
+    // listening, lets the port be shared (e.g. with TIME-WAIT leftovers).
+    const bool other_listening = o.listener != nullptr;
+    const bool other_reuse = o.conn && o.conn->opts().reuseaddr;
+    if (reuse && other_reuse && !other_listening) continue;
+    if (!o.app_open && reuse) continue;  // orphans (TIME-WAIT) do not block SO_REUSEADDR
+    return true;
+  }
+  return false;
+}
+
+// RFC 6056 §3.3.4 (algorithm 4, as Linux's __inet_hash_connect): start at a
+// keyed hash of the destination and probe the range in order.
+Expected<uint16_t, Errc> StackImpl::ephemeral_port(const IpAddr& local, const Endpoint& remote,
+                                                   bool for_connect) {
+  constexpr uint32_t lo = 32768, hi = 60999;  // net.ipv4.ip_local_port_range
+  constexpr uint32_t range = hi - lo + 1;
+  const uint32_t offset = tcp::port_offset(cfg_.secret, local, remote) + port_hint_;
+  for (uint32_t i = 0; i < range; ++i) {
+    const uint16_t port = static_cast<uint16_t>(lo + (offset + i) % range);
+    Endpoint ep{local, port};
+    if (port_in_use(ep, false, kNoSocket)) continue;
+    if (for_connect && demux_.count(FourTuple{ep, remote})) continue;
+    port_hint_ += i + 1;
+    return port;
+  }
+  return Unexpected(Errc::kAddrNotAvail);
+}
+
+Errc StackImpl::bind(SocketId id, const Endpoint& local) {
+  Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  if (s->bound) return Errc::kInval;
+  if (!s->v6 && !local.addr.is_v4()) return Errc::kAfNoSupport;
+  if (!local.addr.is_unspecified() && !owns(local.addr)) return Errc::kAddrNotAvail;
+  Endpoint ep = local;
+  if (ep.port == 0) {
+    auto p = ephemeral_port(ep.addr, Endpoint{}, false);
+    if (!p) return p.error();
+    ep.port = *p;
+  } else if (port_in_use(ep, s->conn->opts().reuseaddr, id)) {
+    return Errc::kAddrInUse;
+  }
+  s->local = ep;
+  s->bound = true;
+  return Errc::kOk;
+}
+
+Errc StackImpl::listen(Time now, SocketId id, int backlog) {
+  (void)now;
+  Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  const tcp::State st = s->conn->state();
+  if (s->listener) {
+    s->listener->set_backlog(std::min(backlog, cfg_.somaxconn));
+    return Errc::kOk;
+  }
+  if (st != tcp::State::kClosed) return Errc::kInval;
+  if (!s->bound) {
+    Errc e = bind(id, Endpoint{s->v6 ? IpAddr::v6({}) : IpAddr::v4(0), 0});
+    if (e != Errc::kOk) return e;
+  }
+  if (listeners_.count(s->local)) return Errc::kAddrInUse;
+  s->listener = std::make_unique<tcp::Listener>(s->local, std::min(backlog, cfg_.somaxconn));
+  listeners_[s->local] = id;
+  return Errc::kOk;
+}
+
+Expected<SocketId, Errc> StackImpl::accept(Time now, SocketId id, Endpoint* peer) {
+  (void)now;
+  Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  if (!s->listener) return Unexpected(Errc::kInval);
+  uint32_t child = 0;
+  while (s->listener->pop_accept(child)) {
+    Socket* c = find(child);
+    if (!c) continue;
+    c->app_open = true;
+    c->listener_parent = 0;
+    c->conn->detach_listener();
+    if (peer) *peer = c->conn->tuple().remote;
+    notify(id);
+    return c->id;
+  }
+  return Unexpected(Errc::kAgain);
+}
+
+Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
+  Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  if (s->listener) return Errc::kIsConn;
+  switch (s->conn->state()) {
+    case tcp::State::kClosed: break;
+    case tcp::State::kSynSent:
+    case tcp::State::kSynReceived: return Errc::kAlready;
+    default: return Errc::kIsConn;
+  }
+  if (s->conn->next_deadline() != Time::never() || s->in_demux) return Errc::kIsConn;
+  if (!s->v6 && !remote.addr.is_v4()) return Errc::kAfNoSupport;
+  if (remote.port == 0 || remote.addr.is_unspecified()) return Errc::kConnRefused;
+  IpAddr src;
+  if (s->bound && !s->local.addr.is_unspecified()) {
+    src = s->local.addr;
+  } else {
+    auto a = source_for(remote.addr);
+    if (!a) return Errc::kNetUnreach;
+    src = *a;
+  }
+  uint16_t port = s->bound ? s->local.port : 0;
+  if (port == 0) {
+    auto p = ephemeral_port(src, remote, true);
+    if (!p) return p.error();
+    port = *p;
+  }
+  FourTuple t{Endpoint{src, port}, remote};
+  if (demux_.count(t)) return Errc::kAddrNotAvail;
+  s->local = t.local;
+  s->bound = true;
+  // A socket that failed before starts over with a fresh connection and its options.
+  if (s->conn->state() == tcp::State::kClosed && s->conn->snd_nxt() != Seq32(0)) {
+    tcp::SockOpts o = s->conn->opts();
+    s->conn = std::make_unique<tcp::Connection>(*this, s->id, o);
+  }
+  demux_[t] = id;
+  s->in_demux = true;
+  Errc e = s->conn->open_active(now, t);
+  after_call(*s);
+  return e;
+}
+
+Expected<size_t, Errc> StackImpl::send(Time now, SocketId id, std::span<const uint8_t> d, int flags) {
+  Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  if (s->listener) return Unexpected(Errc::kPipe);
+  auto r = s->conn->send(now, d, flags);
+  after_call(*s);
+  return r;
+}
+
+Expected<size_t, Errc> StackImpl::recv(Time now, SocketId id, std::span<uint8_t> out, int flags) {
+  Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  if (s->listener) return Unexpected(Errc::kNotConn);
+  auto r = s->conn->recv(now, out, flags);
+  after_call(*s);
+  return r;
+}
+
+Errc StackImpl::shutdown(Time now, SocketId id, int how) {
+  Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  if (s->listener) {
+    if (how < SHUT_RD || how > SHUT_RDWR) return Errc::kInval;
+    if (how != SHUT_WR) close_listener(now, *s);  // Linux inet_shutdown on LISTEN: disconnect
+    return Errc::kOk;
+  }
+  Errc e = s->conn->shutdown(now, how);
+  after_call(*s);
+  return e;
+}
+
+void StackImpl::close_listener(Time now, Socket& s) {
+  listeners_.erase(s.local);
+  tcp::Listener& l = *s.listener;
+  // Linux inet_csk_listen_stop: embryonic children vanish, accepted-but-
+  // not-yet-accepted ones are reset.
+  std::vector<uint32_t> kids(l.syn_queue().begin(), l.syn_queue().end());
+  kids.insert(kids.end(), l.accept_queue().begin(), l.accept_queue().end());
+  for (uint32_t k : kids) {
+    Socket* c = find(k);
+    if (!c) continue;
+    c->listener_parent = 0;
+    c->app_open = false;
+    if (c->conn->state() == tcp::State::kSynReceived) c->conn->close(now);
+    c->conn->abort(now, Errc::kOk);
+    after_call(*c);
+  }
+  s.listener.reset();
+}
+
+Errc StackImpl::close(Time now, SocketId id) {
+  Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  if (s->listener) close_listener(now, *s);
+  s->app_open = false;
+  s->bound = s->in_demux;  // the port stays in use while the connection lives
+  s->conn->close(now);
+  after_call(*s);
+  Socket* again = find(id);
+  if (again && !again->in_demux && again->conn->state() == tcp::State::kClosed) reap(id);
+  return Errc::kOk;
+}
+
+Errc StackImpl::setsockopt(Time now, SocketId id, int level, int name, std::span<const uint8_t> v) {
+  Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  Errc e = s->conn->setsockopt(now, level, name, v);
+  after_call(*s);
+  return e;
+}
+
+Errc StackImpl::getsockopt(SocketId id, int level, int name, std::span<uint8_t> v, size_t* len) const {
+  const Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  if (level == SOL_SOCKET && name == SO_ACCEPTCONN) {
+    int on = s->listener != nullptr;
+    if (v.size() < sizeof on) return Errc::kInval;
+    std::memcpy(v.data(), &on, sizeof on);
+    if (len) *len = sizeof on;
+    return Errc::kOk;
+  }
+  return s->conn->getsockopt(level, name, v, len);
+}
+
+Errc StackImpl::ioctl(SocketId id, unsigned long req, int* out) const {
+  const Socket* s = app_socket(id);
+  if (!s) return Errc::kBadf;
+  if (s->listener) return Errc::kInval;
+  return s->conn->ioctl(req, out);
+}
+
+uint32_t StackImpl::poll(SocketId id) const {
+  const Socket* s = app_socket(id);
+  if (!s) return ev::ERR | ev::HUP;
+  if (s->listener) return s->listener->accept_queue_len() ? ev::IN : 0;  // Linux inet_csk_listen_poll
+  return s->conn->poll();
+}
+
+Expected<Endpoint, Errc> StackImpl::local_endpoint(SocketId id) const {
+  const Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  if (s->conn && s->in_demux) return s->conn->tuple().local;
+  return s->local;
+}
+
+Expected<Endpoint, Errc> StackImpl::remote_endpoint(SocketId id) const {
+  const Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  if (s->listener || !s->in_demux || s->conn->state() == tcp::State::kSynSent)
+    return Unexpected(Errc::kNotConn);
+  return s->conn->tuple().remote;
+}
+
+Expected<TcpInfo, Errc> StackImpl::tcp_info(SocketId id, Time now) const {
+  const Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  TcpInfo i = s->conn->info(now);
+  if (s->listener) {
+    i.tcpi_state = 10;
+    i.tcpi_unacked = static_cast<uint32_t>(s->listener->accept_queue_len());  // Linux: accept queue length
+    i.tcpi_sacked = s->listener->backlog();
+  }
+  return i;
+}
+
+}  // namespace weir

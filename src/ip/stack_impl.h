@@ -1,0 +1,124 @@
+// The Stack's insides: the socket table, demultiplexing by 4-tuple (RFC 9293
+// §3.10.7), listeners, the timer queue across connections, IP output, ICMP.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "tcp/connection.h"
+#include "tcp/listener.h"
+#include "util/timer_queue.h"
+#include "weir/stack.h"
+#include "wire/packet.h"
+
+namespace weir {
+
+// Why the IP layer refused a datagram (Linux drop reasons), for counters.
+enum class IpDrop : uint8_t { kMalformed, kBadChecksum, kNotOurs, kNoSocket, kListenOverflow, kOther };
+
+struct Socket {
+  SocketId id = kNoSocket;
+  bool v6 = false;
+  bool app_open = true;    // the application holds the handle
+  bool bound = false;
+  bool in_demux = false;   // reachable by 4-tuple
+  uint32_t listener_parent = 0;
+  Endpoint local;
+  TimerHandle timer;
+  std::unique_ptr<tcp::Connection> conn;
+  std::unique_ptr<tcp::Listener> listener;
+};
+
+class StackImpl final : public tcp::TcpEnv {
+ public:
+  StackImpl(const StackConfig& cfg, Netif& netif);
+
+  // ---- TcpEnv ----
+  const StackConfig& cfg() const override { return cfg_; }
+  Counters& counters() override { return counters_; }
+  void output(const FourTuple& t, const wire::TcpHeader& h, std::span<const uint8_t> payload,
+              uint8_t tos) override;
+  TraceSink* trace() override { return trace_; }
+  bool take_global_challenge_ack(Time now) override;
+  uint32_t path_mtu(const IpAddr& remote) const override;
+
+  // ---- driver ----
+  void input(Time now, std::span<const uint8_t> datagram);
+  void advance(Time now);
+  Time next_deadline() const { return timers_.next_deadline(); }
+  void add_address(const IpAddr& a) { addrs_.push_back(a); }
+  StackConfig& mutable_cfg() { return cfg_; }
+  const Counters& counters_view() const { return counters_; }
+  void set_trace(TraceSink* s) { trace_ = s; }
+  void set_ready(Stack::ReadyFn fn, void* ctx) { ready_fn_ = fn; ready_ctx_ = ctx; }
+
+  // ---- sockets ----
+  Expected<SocketId, Errc> socket(bool v6);
+  Errc bind(SocketId s, const Endpoint& local);
+  Errc listen(Time now, SocketId s, int backlog);
+  Expected<SocketId, Errc> accept(Time now, SocketId s, Endpoint* peer);
+  Errc connect(Time now, SocketId s, const Endpoint& remote);
+  Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> d, int flags);
+  Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags);
+  Errc shutdown(Time now, SocketId s, int how);
+  Errc close(Time now, SocketId s);
+  Errc setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> v);
+  Errc getsockopt(SocketId s, int level, int name, std::span<uint8_t> v, size_t* len) const;
+  Errc ioctl(SocketId s, unsigned long req, int* out) const;
+  uint32_t poll(SocketId s) const;
+  Expected<Endpoint, Errc> local_endpoint(SocketId s) const;
+  Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;
+  Expected<TcpInfo, Errc> tcp_info(SocketId s, Time now) const;
+  size_t connection_count() const { return demux_.size(); }
+  Time last_now() const { return last_now_; }
+  void note_now(Time now) { if (now > last_now_) last_now_ = now; }
+
+ private:
+  Socket* find(SocketId s);
+  const Socket* find(SocketId s) const;
+  Socket* app_socket(SocketId s);  // app-visible only
+  const Socket* app_socket(SocketId s) const;
+  Socket& new_socket(bool v6);
+  void after_call(Socket& s);       // events, timers, readiness, reaping
+  void reschedule(Socket& s);
+  void notify(SocketId id);
+  void reap(SocketId id);
+
+  void input_tcp(Time now, const wire::TcpPacket& p);
+  void input_icmp(Time now, std::span<const uint8_t> datagram);
+  bool input_listener(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
+  void listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
+  bool listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
+  void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
+  void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg);
+  Socket* find_listener(const Endpoint& local);
+  bool owns(const IpAddr& a) const;
+  Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, const Endpoint& remote, bool for_connect);
+  bool port_in_use(const Endpoint& local, bool reuse, SocketId self) const;
+  std::optional<IpAddr> source_for(const IpAddr& remote) const;
+  void close_listener(Time now, Socket& s);
+
+  StackConfig cfg_;
+  Netif& netif_;
+  Counters counters_;
+  TraceSink* trace_ = nullptr;
+  Stack::ReadyFn ready_fn_ = nullptr;
+  void* ready_ctx_ = nullptr;
+  std::vector<IpAddr> addrs_;
+  std::unordered_map<SocketId, std::unique_ptr<Socket>> sockets_;
+  std::unordered_map<FourTuple, SocketId, FourTupleHash> demux_;
+  std::map<Endpoint, SocketId> listeners_;
+  TimerQueue timers_;
+  SocketId next_id_ = 1;
+  uint16_t ip_id_ = 0;
+  uint32_t port_hint_ = 0;
+  // RFC 5961 §7 / Linux tcp_challenge_ack_limit: a per-second budget.
+  int64_t challenge_second_ = -1;
+  int challenge_left_ = 0;
+  std::vector<uint8_t> out_buf_;
+  Time last_now_;
+};
+
+}  // namespace weir

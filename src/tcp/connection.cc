@@ -1,0 +1,464 @@
+// Opening, user calls, state changes (RFC 9293 §3.10.1-§3.10.6).
+#include "tcp/connection.h"
+
+#include <algorithm>
+#include <bit>
+#include <sys/socket.h>
+
+#include "weir/stack.h"
+
+namespace weir::tcp {
+
+const char* to_string(State s) {
+  switch (s) {
+    case State::kClosed: return "CLOSED";
+    case State::kListen: return "LISTEN";
+    case State::kSynSent: return "SYN-SENT";
+    case State::kSynReceived: return "SYN-RECEIVED";
+    case State::kEstablished: return "ESTABLISHED";
+    case State::kFinWait1: return "FIN-WAIT-1";
+    case State::kFinWait2: return "FIN-WAIT-2";
+    case State::kCloseWait: return "CLOSE-WAIT";
+    case State::kClosing: return "CLOSING";
+    case State::kLastAck: return "LAST-ACK";
+    case State::kTimeWait: return "TIME-WAIT";
+  }
+  return "?";
+}
+
+uint8_t linux_state(State s) {
+  switch (s) {
+    case State::kEstablished: return 1;
+    case State::kSynSent: return 2;
+    case State::kSynReceived: return 3;
+    case State::kFinWait1: return 4;
+    case State::kFinWait2: return 5;
+    case State::kTimeWait: return 6;
+    case State::kClosed: return 7;
+    case State::kCloseWait: return 8;
+    case State::kLastAck: return 9;
+    case State::kListen: return 10;
+    case State::kClosing: return 11;
+  }
+  return 7;
+}
+
+const char* to_string(DropReason r) {
+  switch (r) {
+    case DropReason::kNone: return "NONE";
+    case DropReason::kPawsOld: return "TCP_RFC7323_PAWS";
+    case DropReason::kSeqOutOfWindow: return "TCP_INVALID_SEQUENCE";
+    case DropReason::kAckUnsent: return "TCP_ACK_UNSENT_DATA";
+    case DropReason::kAckTooOld: return "TCP_TOO_OLD_ACK";
+    case DropReason::kRstOutOfWindow: return "TCP_RESET";
+    case DropReason::kSynInWindow: return "TCP_INVALID_SYN";
+    case DropReason::kNoAckFlag: return "TCP_FLAGS";
+    case DropReason::kStateClosed: return "TCP_CLOSE";
+    case DropReason::kListenOverflow: return "TCP_LISTEN_OVERFLOW";
+    case DropReason::kBadSynAck: return "TCP_INVALID_ACK_SEQUENCE";
+    case DropReason::kZeroWindow: return "TCP_ZEROWINDOW";
+    case DropReason::kRcvBuf: return "TCP_RCVBUFF";
+    case DropReason::kAfterFin: return "TCP_DATA_AFTER_FIN";
+  }
+  return "?";
+}
+
+Connection::Connection(TcpEnv& env, uint32_t id, const SockOpts& opts)
+    : env_(env),
+      id_(id),
+      opts_(opts),
+      rcv_(ReceiverConfig::from(env.cfg())),
+      sb_(Seq32(0), env.cfg().tcp_sack),
+      rtt_(env.cfg().rto_initial, env.cfg().rto_min, env.cfg().rto_max) {
+  const StackConfig& cfg = env.cfg();
+  cc_ = cc::make_cc(opts_.cc_name.empty() ? cfg.tcp_congestion_control : opts_.cc_name);
+  if (!cc_) cc_ = cc::make_cc("reno");  // an unknown sysctl value falls back like Linux
+  ccs_.snd_cwnd = cfg.initial_cwnd;
+  rtt_.set_min_rtt_window(Duration::s(cfg.tcp_min_rtt_wlen_s));
+  sndbuf_ = opts_.sndbuf ? opts_.sndbuf : cfg.tcp_wmem[1];
+  if (opts_.rcvbuf) rcv_.set_rcvbuf(opts_.rcvbuf);
+  if (opts_.window_clamp) rcv_.set_window_clamp(opts_.window_clamp);
+  if (opts_.rcvlowat > 1) rcv_.set_rcvlowat(opts_.rcvlowat);
+}
+
+Connection::~Connection() = default;
+
+bool Connection::synchronized() const {
+  return state_ != State::kClosed && state_ != State::kListen && state_ != State::kSynSent &&
+         state_ != State::kSynReceived;
+}
+
+void Connection::trace_event(Time now, TraceEvent ev, uint64_t a, uint64_t b) const {
+  TraceSink* sink = env_.trace();
+  if (!sink) return;
+  TraceSample s{};
+  s.now = now;
+  s.event = ev;
+  s.conn_id = id_;
+  s.state = linux_state(state_);
+  s.ca_state = ca_state_;
+  s.cwnd = ccs_.snd_cwnd;
+  s.ssthresh = ccs_.snd_ssthresh;
+  s.inflight = sb_.in_flight();
+  s.sacked = sb_.sacked_out();
+  s.lost = sb_.lost_out();
+  s.retrans = sb_.retrans_out();
+  s.srtt_us = rtt_.srtt_us();
+  s.rwnd = rcv_.rcv_wnd();
+  s.snd_wnd = snd_.wnd;
+  s.snd_una = snd_.una.raw();
+  s.snd_nxt = snd_.nxt.raw();
+  s.delivery_rate = ccs_.rate.delivery_rate_bytes_per_sec(mss_cache_);
+  s.a = a;
+  s.b = b;
+  sink->record(s);
+}
+
+void Connection::set_state(Time now, State s) {
+  if (s == state_) return;
+  Counters& c = env_.counters();
+  const bool was_est = state_ == State::kEstablished || state_ == State::kCloseWait;
+  const bool is_est = s == State::kEstablished || s == State::kCloseWait;
+  if (was_est && !is_est) c.dec(Counter::TcpCurrEstab);
+  if (!was_est && is_est) c.inc(Counter::TcpCurrEstab);
+  state_ = s;
+  events_ |= conn_event::kReadiness;
+  if (s == State::kClosed) {
+    timers_.cancel_all();
+    events_ |= conn_event::kClosed;
+  }
+  trace_event(now, TraceEvent::kState, linux_state(s));
+}
+
+// Linux tcp_mss_to_mtu/tcp_mtu_to_mss + tcp_sync_mss: the MSS for data,
+// options excluded, never below tcp_min_snd_mss, and at most half the
+// largest window the peer offered (tcp_bound_to_half_wnd).
+void Connection::update_mss(uint32_t pmtu) {
+  const StackConfig& cfg = env_.cfg();
+  pmtu_ = pmtu;
+  const uint32_t ip_hdr = tuple_.remote.addr.is_v4() ? 20 : 40;
+  uint32_t mss = pmtu > ip_hdr + 20 ? pmtu - ip_hdr - 20 : 0;
+  mss = std::min<uint32_t>(mss, peer_mss_);
+  if (opts_.user_mss) mss = std::min<uint32_t>(mss, opts_.user_mss);
+  mss = std::max(mss, cfg.tcp_min_snd_mss);  // Linux tcp_min_snd_mss (CVE-2019-11479)
+  const uint32_t hdr = 20 + tcp_options_size();
+  if (snd_.max_wnd) {
+    const uint32_t cutoff = snd_.max_wnd > 536 ? snd_.max_wnd / 2 : snd_.max_wnd;
+    if (mss > cutoff) mss = std::max(cutoff, 68u - hdr);
+  }
+  const uint32_t opt = tcp_options_size();
+  mss_cache_ = mss > opt ? mss - opt : 1;
+  ccs_.mss = mss_cache_;
+}
+
+void Connection::init_mss() {
+  const uint32_t mtu = env_.path_mtu(tuple_.remote.addr);
+  const uint32_t ip_hdr = tuple_.remote.addr.is_v4() ? 20 : 40;
+  // RFC 9293 §3.7.1 / RFC 6691: MSS = MTU - fixed IP and TCP headers.
+  advmss_ = mtu > ip_hdr + 20 ? mtu - ip_hdr - 20 : 536;
+  if (opts_.user_mss) advmss_ = std::min<uint32_t>(advmss_, opts_.user_mss);
+  update_mss(mtu);
+}
+
+uint32_t Connection::sndbuf_limit() const { return sndbuf_; }
+
+// Linux tcp_sndbuf_expand: room for two windows of max(cwnd, IW, reordering+1)
+// full-sized segments, up to tcp_wmem[2]; SO_SNDBUF locks it.
+void Connection::expand_sndbuf() {
+  if (opts_.sndbuf) return;
+  const StackConfig& cfg = env_.cfg();
+  const uint32_t nr_segs = std::max({ccs_.snd_cwnd, cfg.initial_cwnd,
+                                     static_cast<uint32_t>(cfg.tcp_reordering + 1)});
+  const uint64_t want = uint64_t{2} * nr_segs * std::max<uint32_t>(mss_cache_, peer_mss_);
+  sndbuf_ = static_cast<uint32_t>(std::clamp<uint64_t>(want, sndbuf_, cfg.tcp_wmem[2]));
+}
+
+// Linux sk_stream_is_writeable: free space at least half of what is queued,
+// and the unsent part below TCP_NOTSENT_LOWAT.
+bool Connection::writable() const {
+  const size_t queued = sndq_.size();
+  if (queued >= sndbuf_) return false;
+  if (sndbuf_ - queued < queued / 2) return false;
+  const uint32_t lowat = opts_.notsent_lowat ? opts_.notsent_lowat : env_.cfg().tcp_notsent_lowat;
+  return seq_len(snd_.nxt, write_seq_) < lowat;
+}
+
+Errc Connection::open_active(Time now, const FourTuple& t) {
+  const StackConfig& cfg = env_.cfg();
+  tuple_ = t;
+  snd_.iss = initial_sequence(cfg.secret, t, now);  // RFC 6528
+  snd_.una = snd_.iss;
+  snd_.nxt = snd_.iss;
+  snd_max_ = snd_.iss;
+  write_seq_ = snd_.iss + 1;
+  snd_sml_ = snd_.iss;
+  ts_offset_ = timestamp_offset(cfg.secret, t);
+  peer_mss_ = 536;
+  init_mss();
+  const InitialWindow iw = rcv_.select_initial_window(advmss_, cfg.tcp_window_scaling);
+  rcv_wscale_offer_ = iw.rcv_wscale;
+  set_state(now, State::kSynSent);
+  env_.counters().inc(Counter::TcpActiveOpens);
+  retrans_stamp_ = now;
+  send_syn(now);
+  arm_rto(now);
+  return Errc::kInProgress;
+}
+
+void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn,
+                              uint32_t listener) {
+  const StackConfig& cfg = env_.cfg();
+  tuple_ = t;
+  listener_ = listener;
+  snd_.iss = initial_sequence(cfg.secret, t, now);
+  snd_.una = snd_.iss;
+  snd_.nxt = snd_.iss;
+  snd_max_ = snd_.iss;
+  write_seq_ = snd_.iss + 1;
+  snd_sml_ = snd_.iss;
+  ts_offset_ = timestamp_offset(cfg.secret, t);
+  parse_syn_options(syn.h.options);
+  init_mss();
+  const InitialWindow iw = rcv_.select_initial_window(advmss_, wscale_ok_);
+  rcv_wscale_offer_ = iw.rcv_wscale;
+  if (ts_ok_) {
+    ts_recent_ = syn.h.options.ts->val;
+    ts_recent_stamp_ = now;
+  }
+  // RFC 7323 §2.2: the window in a SYN is never scaled.
+  snd_.wnd = syn.h.window;
+  snd_.max_wnd = snd_.wnd;
+  snd_.wl1 = syn.h.seq;
+  snd_.wl2 = snd_.iss;
+  finish_syn_negotiation(now, syn.h.seq);
+  set_state(now, State::kSynReceived);
+  env_.counters().inc(Counter::TcpPassiveOpens);
+  retrans_stamp_ = now;
+  send_synack(now);
+  arm_rto(now);
+}
+
+void Connection::open_from_cookie(Time now, const FourTuple& t, const InSegment& ack,
+                                  const CookieOptions& co, uint32_t listener) {
+  const StackConfig& cfg = env_.cfg();
+  tuple_ = t;
+  listener_ = listener;
+  snd_.iss = ack.h.ack - 1;
+  snd_.una = ack.h.ack;
+  snd_.nxt = ack.h.ack;
+  snd_max_ = snd_.nxt;
+  write_seq_ = snd_.nxt;
+  snd_sml_ = snd_.nxt;
+  ts_offset_ = timestamp_offset(cfg.secret, t);
+  ts_ok_ = co.ts_ok && ack.h.options.ts.has_value();
+  sack_ok_ = co.sack_ok && cfg.tcp_sack;
+  wscale_ok_ = co.wscale_ok && cfg.tcp_window_scaling;
+  snd_.wscale = wscale_ok_ ? co.snd_wscale : 0;
+  peer_mss_ = co.mss;
+  init_mss();
+  const InitialWindow iw = rcv_.select_initial_window(advmss_, wscale_ok_);
+  rcv_wscale_offer_ = iw.rcv_wscale;
+  if (ts_ok_) {
+    ts_recent_ = ack.h.options.ts->val;
+    ts_recent_stamp_ = now;
+  }
+  finish_syn_negotiation(now, ack.h.seq - 1);
+  sb_.reset(snd_.una);
+  snd_.wnd = uint32_t{ack.h.window} << snd_.wscale;
+  snd_.max_wnd = snd_.wnd;
+  snd_.wl1 = ack.h.seq;
+  snd_.wl2 = ack.h.ack;
+  state_ = State::kSynReceived;
+  env_.counters().inc(Counter::TcpPassiveOpens);
+  become_established(now);
+}
+
+void Connection::become_established(Time now) {
+  set_state(now, State::kEstablished);
+  was_established_ = true;
+  established_at_ = now;
+  backoff_ = 0;
+  retransmits_ = 0;
+  retrans_stamp_ = Time::never();
+  timers_.cancel(TimerKind::kRetransmit);
+  update_mss(pmtu_);
+  cc_->init(ccs_, now);
+  expand_sndbuf();
+  if (listener_) events_ |= conn_event::kEstablished;
+  arm_keepalive(now);
+}
+
+// Enters CLOSED with `err` for the application (RFC 9293 §3.10.7: "signal the
+// user"). Linux keeps the error in sk_err until it is read.
+void Connection::done(Time now, Errc err) {
+  if (err != Errc::kOk) error_ = err;
+  rd_shut_ = true;
+  wr_shut_ = true;
+  sndq_.clear();
+  set_state(now, State::kClosed);
+}
+
+Errc Connection::take_error() const {
+  Errc e = error_ != Errc::kOk ? error_ : soft_error_;
+  error_ = Errc::kOk;
+  soft_error_ = Errc::kOk;
+  return e;
+}
+
+Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data, int flags) {
+  // Linux tcp_sendmsg_locked/sk_stream_error: a pending error first, then EPIPE.
+  auto fail = [this]() -> Expected<size_t, Errc> {
+    Errc e = error_;
+    error_ = Errc::kOk;
+    return Unexpected(e != Errc::kOk ? e : Errc::kPipe);
+  };
+  if (error_ != Errc::kOk || wr_shut_) return fail();
+  if (state_ == State::kSynSent || state_ == State::kSynReceived) return Unexpected(Errc::kAgain);
+  if (state_ != State::kEstablished && state_ != State::kCloseWait) return fail();
+  if (data.empty()) return size_t{0};
+  const size_t n = sndq_.append(data, sndbuf_limit());
+  if (n == 0) return Unexpected(Errc::kAgain);
+  write_seq_ += static_cast<uint32_t>(n);
+  push(now, (flags & MSG_MORE) != 0);
+  if (!writable()) events_ |= conn_event::kReadiness;
+  return n;
+}
+
+Expected<size_t, Errc> Connection::recv(Time now, std::span<uint8_t> out, int flags) {
+  if (state_ == State::kListen) return Unexpected(Errc::kNotConn);
+  const bool peek = (flags & MSG_PEEK) != 0;
+  if (rcv_.readable() > 0 && !out.empty()) {
+    ReadResult r = rcv_.read(now, out, peek, env_.counters());
+    if (r.window_update && synchronized() && state_ != State::kTimeWait) send_ack(now);
+    events_ |= conn_event::kReadiness;
+    return r.bytes;
+  }
+  if (out.empty()) return size_t{0};
+  if (rcv_.fin_received() || rd_shut_) {
+    if (error_ != Errc::kOk && !rcv_.fin_received()) {
+      Errc e = error_;
+      error_ = Errc::kOk;
+      return Unexpected(e);
+    }
+    return size_t{0};  // end of stream
+  }
+  if (error_ != Errc::kOk) {
+    Errc e = error_;
+    error_ = Errc::kOk;
+    return Unexpected(e);
+  }
+  if (state_ == State::kClosed) return was_established_ ? Expected<size_t, Errc>(size_t{0})
+                                                         : Unexpected(Errc::kNotConn);
+  return Unexpected(Errc::kAgain);
+}
+
+// Linux tcp_close_state: the state after our FIN is queued.
+void Connection::queue_fin(Time now) {
+  switch (state_) {
+    case State::kEstablished:
+    case State::kSynReceived: set_state(now, State::kFinWait1); break;
+    case State::kCloseWait: set_state(now, State::kLastAck); break;
+    default: return;
+  }
+  fin_queued_ = true;
+  push(now, false);
+}
+
+Errc Connection::shutdown(Time now, int how) {
+  if (how < SHUT_RD || how > SHUT_RDWR) return Errc::kInval;
+  Errc ret = Errc::kOk;
+  if (state_ == State::kClosed || state_ == State::kListen) ret = Errc::kNotConn;
+  if (how == SHUT_RD || how == SHUT_RDWR) rd_shut_ = true;
+  if (state_ == State::kSynSent) {  // Linux inet_shutdown: disconnect
+    abort(now, Errc::kOk);
+    return Errc::kOk;
+  }
+  if ((how == SHUT_WR || how == SHUT_RDWR) && !wr_shut_ && ret == Errc::kOk) {
+    wr_shut_ = true;
+    queue_fin(now);
+  }
+  events_ |= conn_event::kReadiness;
+  return ret;
+}
+
+void Connection::close(Time now) {
+  orphan_ = true;
+  rd_shut_ = true;
+  Counters& c = env_.counters();
+  if (state_ == State::kClosed || state_ == State::kListen) {
+    set_state(now, State::kClosed);
+    events_ |= conn_event::kClosed;
+    return;
+  }
+  if (state_ == State::kSynSent) {
+    set_state(now, State::kClosed);
+    return;
+  }
+  if (rcv_.readable() > 0) {
+    // RFC 9293 §3.10.4 leaves this open; Linux (tcp_close) resets when
+    // unread data would be lost (RFC 2525 §2.17).
+    c.inc(Counter::TcpExtTCPAbortOnClose);
+    abort(now, Errc::kOk);
+    return;
+  }
+  if (opts_.linger && opts_.linger_s == 0) {  // SO_LINGER zero: abortive close
+    c.inc(Counter::TcpExtTCPAbortOnData);
+    abort(now, Errc::kOk);
+    return;
+  }
+  if (!wr_shut_) {
+    wr_shut_ = true;
+    queue_fin(now);
+  }
+  if (state_ == State::kFinWait2) {
+    timers_.arm(TimerKind::kKeepalive, now + Duration::s(env_.cfg().tcp_fin_timeout_s));
+  }
+}
+
+void Connection::abort(Time now, Errc reason) {
+  if (synchronized() || state_ == State::kSynReceived) {
+    if (state_ != State::kTimeWait) send_rst(now, snd_.nxt);
+  }
+  done(now, reason);
+}
+
+uint32_t Connection::poll() const {
+  uint32_t mask = 0;
+  if ((rd_shut_ && wr_shut_) || state_ == State::kClosed) mask |= ev::HUP;
+  if (rd_shut_ || rcv_.fin_received()) mask |= ev::IN | ev::RDHUP;
+  if (state_ != State::kSynSent && state_ != State::kSynReceived) {
+    if (rcv_.readable() >= std::max<uint32_t>(opts_.rcvlowat, 1) ||
+        (rcv_.readable() > 0 && rcv_.fin_received()))
+      mask |= ev::IN;
+    if (!wr_shut_) {
+      if (writable() && state_ != State::kListen) mask |= ev::OUT;
+    } else {
+      mask |= ev::OUT;
+    }
+  }
+  if (error_ != Errc::kOk) mask |= ev::ERR;
+  return mask;
+}
+
+Errc Connection::ioctl(unsigned long req, int* out) const {
+  switch (req) {
+    case 0x541B:  // FIONREAD / SIOCINQ
+      if (state_ == State::kListen) return Errc::kInval;
+      *out = static_cast<int>(std::min<size_t>(rcv_.readable(), 0x7fffffff));
+      return Errc::kOk;
+    case 0x5411:  // TIOCOUTQ / SIOCOUTQ: bytes not yet acknowledged
+      if (state_ == State::kListen) return Errc::kInval;
+      *out = (state_ == State::kSynSent || state_ == State::kSynReceived)
+                 ? 0
+                 : static_cast<int>(seq_len(snd_.una, write_seq_) + (fin_queued_ ? 1 : 0) -
+                                    (snd_.una == write_seq_ + 1 ? 1 : 0));
+      return Errc::kOk;
+    case 0x894B:  // SIOCOUTQNSD: bytes not yet sent
+      if (state_ == State::kListen) return Errc::kInval;
+      *out = static_cast<int>(seq_len(snd_.nxt, write_seq_));
+      return Errc::kOk;
+    default: return Errc::kInval;
+  }
+}
+
+}  // namespace weir::tcp

@@ -1,0 +1,305 @@
+// One TCP connection (RFC 9293 §3.3.1's TCB): the state machine, dispatched
+// on (state, event) to small handlers spread over files by concern:
+//   connection.cc        opening, user calls (send/recv/shutdown/close), state changes
+//   tcp_input_syn.cc     SYN-SENT and the handshake's option negotiation
+//   tcp_input.cc         segment arrival in synchronized states (§3.10.7.4)
+//   tcp_ack.cc           the ACK field: snd.una, send window, RTT, loss detection
+//   tcp_output.cc        building segments; data transmission (tcp_write_xmit)
+//   tcp_timer.cc         the timers: RTO, persist, delayed ACK, keepalive, TIME-WAIT
+//   sockopt.cc / info.cc socket options; tcp_info
+// The receive side is the Receiver, the per-packet send state the
+// Scoreboard, congestion control a CongestionOps: the connection feeds them
+// arguments and reads back decisions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "tcp/cc/cc.h"
+#include "tcp/env.h"
+#include "tcp/isn.h"
+#include "tcp/receiver.h"
+#include "tcp/rtt.h"
+#include "tcp/scoreboard.h"
+#include "tcp/send_buffer.h"
+#include "tcp/timers.h"
+#include "weir/errors.h"
+#include "weir/expected.h"
+#include "weir/tcp_info.h"
+
+namespace weir::tcp {
+
+enum class State : uint8_t {
+  kClosed, kListen, kSynSent, kSynReceived, kEstablished, kFinWait1, kFinWait2,
+  kCloseWait, kClosing, kLastAck, kTimeWait,
+};
+const char* to_string(State s);  // "SYN-RECEIVED"
+uint8_t linux_state(State s);    // TCP_ESTABLISHED = 1 ... TCP_LISTEN = 10
+
+// Socket options a connection inherits from its listener (Linux copies the
+// listening socket on accept).
+struct SockOpts {
+  bool nodelay = false;    // TCP_NODELAY
+  bool cork = false;       // TCP_CORK
+  bool keepalive = false;  // SO_KEEPALIVE
+  bool reuseaddr = false;  // SO_REUSEADDR
+  bool linger = false;     // SO_LINGER
+  int linger_s = 0;
+  int keepidle_s = 0;      // TCP_KEEPIDLE; 0: tcp_keepalive_time
+  int keepintvl_s = 0;     // TCP_KEEPINTVL; 0: tcp_keepalive_intvl
+  int keepcnt = 0;         // TCP_KEEPCNT; 0: tcp_keepalive_probes
+  uint32_t user_timeout_ms = 0;  // TCP_USER_TIMEOUT
+  uint16_t user_mss = 0;         // TCP_MAXSEG
+  uint32_t sndbuf = 0;           // SO_SNDBUF (already doubled); 0: tcp_wmem
+  uint32_t rcvbuf = 0;           // SO_RCVBUF as given (the receiver doubles it); 0: unset
+  uint32_t window_clamp = 0;     // TCP_WINDOW_CLAMP; 0: unset
+  uint32_t rcvlowat = 1;         // SO_RCVLOWAT
+  uint32_t notsent_lowat = 0;    // TCP_NOTSENT_LOWAT; 0: sysctl
+  int syncnt = 0;                // TCP_SYNCNT; 0: tcp_syn_retries
+  std::string cc_name;           // TCP_CONGESTION; empty: sysctl
+};
+
+// Events the stack must act on after a call into the connection.
+namespace conn_event {
+inline constexpr uint8_t kEstablished = 0x01;  // a passive open completed: to the accept queue
+inline constexpr uint8_t kClosed = 0x02;       // reached CLOSED: may be reaped
+inline constexpr uint8_t kReadiness = 0x04;    // poll() bits may have changed
+}  // namespace conn_event
+
+// Why the engine dropped a segment (Linux skb drop reasons).
+enum class DropReason : uint8_t {
+  kNone, kPawsOld, kSeqOutOfWindow, kAckUnsent, kAckTooOld, kRstOutOfWindow, kSynInWindow,
+  kNoAckFlag, kStateClosed, kListenOverflow, kBadSynAck, kZeroWindow, kRcvBuf, kAfterFin,
+};
+const char* to_string(DropReason r);
+
+class Connection {
+ public:
+  Connection(TcpEnv& env, uint32_t id, const SockOpts& opts);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // ---- opening ----
+  // Active open: SYN-SENT, the SYN goes out now (RFC 9293 §3.10.1).
+  Errc open_active(Time now, const FourTuple& t);
+  // Passive open from a listener's SYN: SYN-RECEIVED, SYN-ACK out.
+  void open_passive(Time now, const FourTuple& t, const InSegment& syn, uint32_t listener);
+  // A valid SYN-cookie ACK (RFC 4987 §3.6): straight to ESTABLISHED.
+  void open_from_cookie(Time now, const FourTuple& t, const InSegment& ack,
+                        const CookieOptions& co, uint32_t listener);
+
+  // ---- driver side ----
+  void input(Time now, const InSegment& seg);
+  void on_timers(Time now);  // fires every due timer
+  Time next_deadline() const { return timers_.earliest(); }
+  // ICMP: destination unreachable (soft/hard) and PMTU (RFC 1191, RFC 8201).
+  void on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq);
+  void on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq);
+
+  // ---- user calls (RFC 9293 §3.10) ----
+  Expected<size_t, Errc> send(Time now, std::span<const uint8_t> data, int flags);
+  Expected<size_t, Errc> recv(Time now, std::span<uint8_t> out, int flags);
+  Errc shutdown(Time now, int how);
+  // The application closes its handle; the connection lives on (orphaned)
+  // until it reaches CLOSED.
+  void close(Time now);
+  // ABORT (RFC 9293 §3.10.5): RST if synchronized, then CLOSED.
+  void abort(Time now, Errc reason);
+  Errc setsockopt(Time now, int level, int name, std::span<const uint8_t> val);
+  Errc getsockopt(int level, int name, std::span<uint8_t> val, size_t* len) const;
+  Errc ioctl(unsigned long req, int* out) const;
+  uint32_t poll() const;
+  TcpInfo info(Time now) const;
+  Errc take_error() const;  // SO_ERROR: reads and clears (sk_err is mutable, as in Linux)
+
+  // ---- state ----
+  uint32_t id() const { return id_; }
+  State state() const { return state_; }
+  const FourTuple& tuple() const { return tuple_; }
+  uint32_t listener() const { return listener_; }
+  void detach_listener() { listener_ = 0; }
+  bool orphan() const { return orphan_; }
+  uint8_t take_events() { uint8_t e = events_; events_ = 0; return e; }
+  const SockOpts& opts() const { return opts_; }
+  SockOpts& opts() { return opts_; }
+  Seq32 snd_nxt() const { return snd_.nxt; }
+  uint32_t ts_recent() const { return ts_recent_; }
+  bool ts_ok() const { return ts_ok_; }
+  Time last_input() const { return last_rcv_; }
+  // TIME-WAIT reuse (Linux tcp_twsk_unique / tcp_timewait_state_process):
+  // a new SYN may take over if its ISN or TSval is beyond ours.
+  bool timewait_accepts_syn(const InSegment& syn) const;
+
+ private:
+  // --- connection.cc
+  void set_state(Time now, State s);
+  void become_established(Time now);
+  void done(Time now, Errc err);  // -> CLOSED, error for the user
+  void init_buffers();
+  void init_mss();
+  uint32_t current_mss() const { return mss_cache_; }
+  void update_mss(uint32_t pmtu);
+  void expand_sndbuf();
+  uint32_t sndbuf_limit() const;
+  bool writable() const;
+  void queue_fin(Time now);
+  void trace_event(Time now, TraceEvent ev, uint64_t a = 0, uint64_t b = 0) const;
+  bool synchronized() const;
+
+  // --- tcp_input_syn.cc
+  void input_syn_sent(Time now, const InSegment& seg);
+  void parse_syn_options(const wire::TcpOptions& o);
+  void finish_syn_negotiation(Time now, Seq32 irs);
+  void send_reset_for(Time now, const InSegment& seg);
+
+  // --- tcp_input.cc
+  bool paws_reject(Time now, const InSegment& seg) const;
+  bool check_sequence(Time now, const InSegment& seg);
+  bool check_rst(Time now, const InSegment& seg);
+  bool check_syn(Time now, const InSegment& seg);
+  void input_synchronized(Time now, const InSegment& seg);
+  void process_data(Time now, const InSegment& seg);
+  void process_fin(Time now);
+  void update_ts_recent(Time now, const InSegment& seg);
+  void input_time_wait(Time now, const InSegment& seg);
+  void send_challenge_ack(Time now, bool syn);
+  bool oow_rate_limited(Time now);
+
+  // --- tcp_ack.cc
+  bool process_ack(Time now, const InSegment& seg);  // false: drop the segment
+  void update_send_window(const InSegment& seg, Seq32 ack);
+  void rtt_from_ack(Time now, const InSegment& seg, const AckResult& r);
+  void on_new_ack(Time now, const AckResult& r, uint32_t prior_in_flight);
+  void on_dupack(Time now, const InSegment& seg, const AckResult& r, uint32_t prior_in_flight);
+  void enter_recovery(Time now);
+  void exit_recovery(Time now);
+  void ack_fin_state(Time now);
+  bool is_dupack(const InSegment& seg, Seq32 ack, uint32_t prior_wnd) const;
+
+  // --- tcp_output.cc
+  wire::TcpHeader header(uint8_t flags, Seq32 seq) const;
+  void add_ts(wire::TcpHeader& h, Time now) const;
+  void emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload);
+  void send_syn(Time now);
+  void send_synack(Time now);
+  void send_ack(Time now);
+  void send_rst(Time now, Seq32 seq);
+  void push(Time now, bool forced);  // tcp_push_pending_frames
+  bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit);
+  bool send_new_data(Time now, uint32_t mss, bool nagle_push);
+  uint32_t usable_window() const;
+  bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
+  bool retransmit_head(Time now);
+  void retransmit_lost(Time now);
+  uint32_t tcp_options_size() const;
+
+  // --- tcp_timer.cc
+  void arm_rto(Time now);
+  void rearm_rto_after_ack(Time now);
+  void arm_persist(Time now);
+  void arm_keepalive(Time now);
+  void arm_delack();
+  void on_retransmit_timer(Time now);
+  void on_rto(Time now);
+  void on_syn_rto(Time now);
+  void on_probe0(Time now);
+  void on_delack(Time now);
+  void on_keepalive(Time now);
+  void enter_time_wait(Time now);
+  bool retries_exhausted(Time now, int limit, Duration user_timeout) const;
+  Duration keepalive_idle() const;
+  Duration keepalive_intvl() const;
+  int keepalive_probes() const;
+  void send_probe(Time now);
+
+  TcpEnv& env_;
+  const uint32_t id_;
+  SockOpts opts_;
+  State state_ = State::kClosed;
+  FourTuple tuple_;
+  uint32_t listener_ = 0;
+  bool orphan_ = false;
+  uint8_t events_ = 0;
+
+  // RFC 9293 §3.3.1 send sequence variables.
+  struct Snd {
+    Seq32 una, nxt, wl1, wl2, iss;
+    uint32_t wnd = 0;      // SND.WND in bytes (already scaled)
+    uint32_t max_wnd = 0;  // largest SND.WND seen (RFC 5961 MAX.SND.WND)
+    uint8_t wscale = 0;    // RFC 7323 Snd.Wind.Shift
+  } snd_;
+  Seq32 write_seq_;     // end of what the application wrote (Linux write_seq)
+  Seq32 snd_sml_;       // end of the last small segment sent (Nagle, Minshall)
+  Seq32 snd_max_;       // highest sequence ever sent (RFC 9293 SND.MAX)
+  bool fin_queued_ = false;  // the FIN follows write_seq
+  bool syn_data_ = false;
+  bool synchronized_rcv_ = false;
+  bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once  // the receiver knows IRS (its on_syn ran)
+
+  Receiver rcv_;
+  Scoreboard sb_;
+  RttEstimator rtt_;
+  SendBuffer sndq_;
+  TimerSet timers_;
+  std::unique_ptr<cc::CongestionControl> cc_;
+  cc::CcState ccs_;
+
+  // Negotiated options.
+  bool ts_ok_ = false;
+  bool sack_ok_ = false;
+  bool wscale_ok_ = false;
+  uint8_t rcv_wscale_offer_ = 0;
+  uint32_t ts_offset_ = 0;
+  uint32_t ts_recent_ = 0;        // RFC 7323 TS.Recent
+  Time ts_recent_stamp_;
+  uint16_t peer_mss_ = 536;       // RFC 9293 §3.7.1: default when absent
+  uint32_t advmss_ = 1460;        // what we announce
+  uint32_t pmtu_ = 1500;
+  uint32_t mss_cache_ = 536;      // effective send MSS, options excluded
+  uint32_t sndbuf_ = 0;
+
+  // Retransmission and recovery (Linux icsk_* and tcp_sock fields).
+  int backoff_ = 0;               // icsk_backoff
+  int retransmits_ = 0;           // icsk_retransmits
+  uint8_t probes_out_ = 0;        // icsk_probes_out
+  Time retrans_stamp_ = Time::never();  // first (re)transmission of the head being retried
+  Time rto_stamp_ = Time::never();
+  CaState ca_state_ = CaState::Open;
+  Seq32 high_seq_;                // RFC 6582 "recover"
+  uint32_t dupacks_ = 0;
+  uint32_t total_retrans_ = 0;
+  uint16_t total_rto_ = 0;
+  uint32_t synack_retries_ = 0;
+
+  // Errors and shutdown.
+  mutable Errc error_ = Errc::kOk;       // sk_err: reported once by the next call / SO_ERROR
+  mutable Errc soft_error_ = Errc::kOk;  // sk_err_soft (ICMP while retrying)
+  bool rd_shut_ = false;
+  bool wr_shut_ = false;
+  bool reset_ = false;
+  bool was_established_ = false;
+
+  // Rate limits and timestamps of activity.
+  Time last_oow_ack_ = Time::never();  // Linux last_oow_ack_time
+  Time last_rcv_;
+  Time last_snd_data_;
+  Time last_rcv_data_;
+  Time last_ack_rcv_;
+  Time established_at_;
+
+  // tcp_info counters.
+  uint64_t bytes_acked_ = 0;
+  uint64_t bytes_sent_ = 0;
+  uint64_t bytes_retrans_ = 0;
+  uint32_t segs_out_ = 0;
+  uint32_t segs_in_ = 0;
+  uint32_t data_segs_out_ = 0;
+  uint32_t delivered_ = 0;
+  uint32_t dsack_dups_ = 0;
+};
+
+}  // namespace weir::tcp

@@ -1,0 +1,46 @@
+// What a connection needs from the stack around it, as a narrow interface:
+// configuration, counters, a way to put a segment on the wire, the trace
+// hook and the stack-wide challenge-ACK budget. The connection never sees
+// the stack's tables; the stack never sees the connection's variables.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "weir/addr.h"
+#include "weir/config.h"
+#include "weir/counters.h"
+#include "weir/time.h"
+#include "weir/trace.h"
+#include "wire/tcp_header.h"
+
+namespace weir::tcp {
+
+class TcpEnv {
+ public:
+  virtual ~TcpEnv() = default;
+  virtual const StackConfig& cfg() const = 0;
+  virtual Counters& counters() = 0;
+  // Sends one segment from `t.local` to `t.remote`; checksums are filled in.
+  virtual void output(const FourTuple& t, const wire::TcpHeader& h,
+                      std::span<const uint8_t> payload, uint8_t tos) = 0;
+  virtual TraceSink* trace() = 0;
+  // RFC 5961 §7 / Linux tcp_challenge_ack_limit: a stack-wide budget of
+  // challenge ACKs per second. Returns true if one may be sent now.
+  virtual bool take_global_challenge_ack(Time now) = 0;
+  // The link MTU toward a destination (the Netif's, or a learned path MTU).
+  virtual uint32_t path_mtu(const IpAddr& remote) const = 0;
+};
+
+// An arriving segment after IP and TCP parsing.
+struct InSegment {
+  const wire::TcpHeader& h;
+  std::span<const uint8_t> payload;
+  uint8_t tos = 0;
+  uint32_t len() const {  // SEG.LEN counts SYN and FIN (RFC 9293 §3.4)
+    return static_cast<uint32_t>(payload.size()) + (h.has(wire::tcp_flag::SYN) ? 1 : 0) +
+           (h.has(wire::tcp_flag::FIN) ? 1 : 0);
+  }
+};
+
+}  // namespace weir::tcp

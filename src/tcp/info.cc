@@ -1,0 +1,117 @@
+// tcp_info with Linux's meanings (tcp_get_info in net/ipv4/tcp.c), and the
+// ICMP-driven events (tcp_v4_err / tcp_v6_err).
+#include <algorithm>
+
+#include "tcp/connection.h"
+
+namespace weir::tcp {
+
+TcpInfo Connection::info(Time now) const {
+  TcpInfo i;
+  i.tcpi_state = linux_state(state_);
+  i.tcpi_ca_state = static_cast<uint8_t>(ca_state_);
+  i.tcpi_retransmits = static_cast<uint8_t>(std::min(retransmits_, 255));
+  i.tcpi_probes = probes_out_;
+  i.tcpi_backoff = static_cast<uint8_t>(std::min(backoff_, 255));
+  if (ts_ok_) i.tcpi_options |= 1;    // TCPI_OPT_TIMESTAMPS
+  if (sack_ok_) i.tcpi_options |= 2;  // TCPI_OPT_SACK
+  if (wscale_ok_) {
+    i.tcpi_options |= 4;              // TCPI_OPT_WSCALE
+    i.tcpi_snd_wscale = snd_.wscale;
+  }
+  rcv_.fill_info(i);
+  if (!wscale_ok_) i.tcpi_rcv_wscale = 0;
+  const Duration rto = timers_.retransmit_mode == RetransmitMode::kRto ? rtt_.backed_off_rto(backoff_) : rtt_.rto();
+  i.tcpi_rto = static_cast<uint32_t>(rto.us());
+  i.tcpi_snd_mss = mss_cache_;
+  i.tcpi_unacked = sb_.packets_out();
+  i.tcpi_sacked = sb_.sacked_out();
+  i.tcpi_lost = sb_.lost_out();
+  i.tcpi_retrans = sb_.retrans_out();
+  auto since_ms = [now](Time t) { return static_cast<uint32_t>(std::max<int64_t>((now - t).ms(), 0)); };
+  i.tcpi_last_data_sent = since_ms(last_snd_data_);
+  i.tcpi_last_data_recv = since_ms(last_rcv_data_);
+  i.tcpi_last_ack_recv = since_ms(last_ack_rcv_);
+  i.tcpi_pmtu = pmtu_;
+  i.tcpi_rtt = rtt_.srtt_us();
+  i.tcpi_rttvar = rtt_.rttvar_us();
+  i.tcpi_snd_ssthresh = ccs_.snd_ssthresh;
+  i.tcpi_snd_cwnd = ccs_.snd_cwnd;
+  i.tcpi_advmss = advmss_;
+  i.tcpi_reordering = static_cast<uint32_t>(env_.cfg().tcp_reordering);
+  i.tcpi_total_retrans = total_retrans_;
+  i.tcpi_pacing_rate = ccs_.pacing_rate;
+  i.tcpi_max_pacing_rate = ccs_.max_pacing_rate;
+  i.tcpi_bytes_acked = bytes_acked_;
+  i.tcpi_segs_out = segs_out_;
+  i.tcpi_segs_in = segs_in_;
+  i.tcpi_notsent_bytes = seq_len(snd_.nxt, write_seq_);
+  i.tcpi_min_rtt = rtt_.min_rtt() == Duration::infinite() ? ~0u : static_cast<uint32_t>(rtt_.min_rtt().us());
+  i.tcpi_data_segs_out = data_segs_out_;
+  i.tcpi_delivered = delivered_;
+  i.tcpi_bytes_sent = bytes_sent_;
+  i.tcpi_bytes_retrans = bytes_retrans_;
+  i.tcpi_dsack_dups = dsack_dups_;
+  i.tcpi_snd_wnd = snd_.wnd;
+  i.tcpi_total_rto = total_rto_;
+  cc_->get_info(i);
+  ccs_.rate.fill_info(i, mss_cache_);
+  return i;
+}
+
+// Destination unreachable (RFC 1122 §4.2.3.9, RFC 5461): fatal while
+// connecting (Linux tcp_v4_err), otherwise a soft error that SO_ERROR and a
+// later timeout report.
+void Connection::on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq) {
+  if (state_ != State::kSynSent && state_ != State::kSynReceived &&
+      !(snd_.una <= quoted_seq && quoted_seq < snd_.nxt))
+    return;  // Linux: OUTOFWINDOWICMPS
+  if (state_ == State::kSynSent || state_ == State::kSynReceived) {
+    if (quoted_seq != snd_.iss) return;
+    if (listener_) {
+      done(now, Errc::kOk);
+      return;
+    }
+    env_.counters().inc(Counter::TcpAttemptFails);
+    done(now, err);
+    return;
+  }
+  if (hard) {
+    error_ = err;
+    events_ |= conn_event::kReadiness;
+  } else {
+    soft_error_ = err;
+  }
+}
+
+// Fragmentation needed / packet too big (RFC 1191, RFC 8201): lower the MSS
+// and resend what no longer fits (Linux tcp_v4_mtu_reduced + tcp_simple_retransmit).
+void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
+  if (!synchronized() && state_ != State::kSynSent) return;
+  if (!(snd_.una <= quoted_seq && quoted_seq < snd_.nxt) && quoted_seq != snd_.una) return;
+  const bool v4 = tuple_.remote.addr.is_v4();
+  // Linux ip_rt_min_pmtu (552) for IPv4; IPv6's minimum link MTU is 1280 (RFC 8200 §5).
+  mtu = std::max<uint32_t>(mtu, v4 ? 552 : 1280);
+  if (mtu >= pmtu_) return;
+  update_mss(mtu);
+  if (!synchronized()) return;
+  bool marked = false;
+  for (size_t i = 0; i < sb_.size(); ++i) {
+    const ScoreboardEntry& e = sb_.at(i);
+    if (e.seq.len() > mss_cache_ && !e.sacked() && !e.lost()) {
+      sb_.mark_lost(i);
+      marked = true;
+    }
+  }
+  if (!marked) return;
+  if (ca_state_ != CaState::Loss) {
+    high_seq_ = snd_.nxt;
+    ccs_.snd_ssthresh = cc::current_ssthresh(ccs_);
+    cc_->set_state(ccs_, CaState::Loss, now);
+    ca_state_ = CaState::Loss;
+    ccs_.ca_state = ca_state_;
+  }
+  retransmit_lost(now);
+}
+
+}  // namespace weir::tcp

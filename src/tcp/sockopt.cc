@@ -1,0 +1,243 @@
+// Socket options (Linux do_tcp_setsockopt / sk_setsockopt and their getters).
+// Unknown options fail with ENOPROTOOPT; they never silently succeed.
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "tcp/connection.h"
+
+namespace weir::tcp {
+namespace {
+
+constexpr uint32_t kWmemMax = 212992;     // net.core.wmem_max
+constexpr uint32_t kSockMinSndbuf = 4608;  // Linux SOCK_MIN_SNDBUF (2 * skb overhead)
+constexpr int kMaxKeepIdle = 32767;        // Linux MAX_TCP_KEEPIDLE
+constexpr int kMaxKeepIntvl = 32767;
+constexpr int kMaxKeepCnt = 127;
+
+bool get_int(std::span<const uint8_t> v, int& out) {
+  if (v.size() < sizeof(int)) return false;
+  std::memcpy(&out, v.data(), sizeof(int));
+  return true;
+}
+
+Errc put(std::span<uint8_t> out, size_t* len, const void* p, size_t n) {
+  n = std::min(n, out.size());
+  std::memcpy(out.data(), p, n);
+  if (len) *len = n;
+  return Errc::kOk;
+}
+
+Errc put_int(std::span<uint8_t> out, size_t* len, int v) {
+  if (out.size() < sizeof(int)) return Errc::kInval;
+  return put(out, len, &v, sizeof v);
+}
+
+}  // namespace
+
+Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8_t> val) {
+  if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
+    std::string n(reinterpret_cast<const char*>(val.data()), val.size());
+    n = n.substr(0, n.find('\0'));
+    auto next = cc::make_cc(n);
+    if (!next) return Errc::kNoEnt;
+    cc_ = std::move(next);
+    opts_.cc_name = n;
+    if (synchronized()) cc_->init(ccs_, now);
+    return Errc::kOk;
+  }
+  int v = 0;
+  if (level == SOL_SOCKET && name == SO_LINGER) {
+    if (val.size() < sizeof(struct linger)) return Errc::kInval;
+    struct linger l{};
+    std::memcpy(&l, val.data(), sizeof l);
+    opts_.linger = l.l_onoff != 0;
+    opts_.linger_s = std::max(l.l_linger, 0);
+    return Errc::kOk;
+  }
+  if (!get_int(val, v)) return Errc::kInval;
+  if (level == SOL_SOCKET) {
+    switch (name) {
+      case SO_RCVBUF:
+        opts_.rcvbuf = static_cast<uint32_t>(std::max(v, 0));
+        return rcv_.set_rcvbuf(opts_.rcvbuf);
+      case SO_SNDBUF:
+        // Linux sk_setsockopt: doubled (room for overhead), capped by wmem_max.
+        opts_.sndbuf = std::max(std::min(static_cast<uint32_t>(std::max(v, 0)), kWmemMax) * 2, kSockMinSndbuf);
+        sndbuf_ = opts_.sndbuf;
+        events_ |= conn_event::kReadiness;
+        return Errc::kOk;
+      case SO_RCVLOWAT:
+        if (v < 0) return Errc::kInval;
+        opts_.rcvlowat = std::max(v, 1);
+        return rcv_.set_rcvlowat(opts_.rcvlowat);
+      case SO_KEEPALIVE:
+        opts_.keepalive = v != 0;
+        if (opts_.keepalive) arm_keepalive(now);
+        else if (!(state_ == State::kFinWait2 && orphan_)) timers_.cancel(TimerKind::kKeepalive);
+        return Errc::kOk;
+      case SO_REUSEADDR: opts_.reuseaddr = v != 0; return Errc::kOk;
+      default: return Errc::kNoProtoOpt;
+    }
+  }
+  if (level != IPPROTO_TCP) return Errc::kNoProtoOpt;
+  switch (name) {
+    case TCP_NODELAY:
+      opts_.nodelay = v != 0;
+      if (opts_.nodelay) {
+        push_once_ = true;  // Linux __tcp_sock_set_nodelay pushes what is pending
+        push(now, false);
+      }
+      return Errc::kOk;
+    case TCP_CORK:
+      opts_.cork = v != 0;
+      if (!opts_.cork) {
+        push_once_ = true;  // Linux __tcp_sock_set_cork(false): TCP_NAGLE_PUSH
+        push(now, false);
+      }
+      return Errc::kOk;
+    case TCP_MAXSEG:
+      // Linux: 88 (TCP_MIN_MSS) .. 65535 (MAX_TCP_WINDOW), 0 resets.
+      if (v != 0 && (v < 88 || v > 65535)) return Errc::kInval;
+      opts_.user_mss = static_cast<uint16_t>(v);
+      return Errc::kOk;
+    case TCP_WINDOW_CLAMP:
+      if (v < 0) return Errc::kInval;
+      opts_.window_clamp = static_cast<uint32_t>(v);
+      return rcv_.set_window_clamp(opts_.window_clamp);
+    case TCP_QUICKACK:
+      rcv_.set_quickack(v != 0);
+      if (v != 0 && synchronized_rcv_ && rcv_.ack_pending()) send_ack(now);
+      return Errc::kOk;
+    case TCP_KEEPIDLE:
+      if (v < 1 || v > kMaxKeepIdle) return Errc::kInval;
+      opts_.keepidle_s = v;
+      if (opts_.keepalive) arm_keepalive(now);
+      return Errc::kOk;
+    case TCP_KEEPINTVL:
+      if (v < 1 || v > kMaxKeepIntvl) return Errc::kInval;
+      opts_.keepintvl_s = v;
+      return Errc::kOk;
+    case TCP_KEEPCNT:
+      if (v < 1 || v > kMaxKeepCnt) return Errc::kInval;
+      opts_.keepcnt = v;
+      return Errc::kOk;
+    case TCP_USER_TIMEOUT:
+      if (v < 0) return Errc::kInval;
+      opts_.user_timeout_ms = static_cast<uint32_t>(v);
+      return Errc::kOk;
+    case TCP_NOTSENT_LOWAT:
+      opts_.notsent_lowat = static_cast<uint32_t>(v);
+      events_ |= conn_event::kReadiness;
+      return Errc::kOk;
+    case TCP_SYNCNT:
+      if (v < 1 || v > 127) return Errc::kInval;
+      opts_.syncnt = v;
+      return Errc::kOk;
+    default: return Errc::kNoProtoOpt;
+  }
+}
+
+Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t* len) const {
+  if (level == SOL_SOCKET) {
+    switch (name) {
+      case SO_RCVBUF: return put_int(val, len, static_cast<int>(rcv_.rcvbuf()));
+      case SO_SNDBUF: return put_int(val, len, static_cast<int>(sndbuf_));
+      case SO_RCVLOWAT: return put_int(val, len, static_cast<int>(opts_.rcvlowat));
+      case SO_KEEPALIVE: return put_int(val, len, opts_.keepalive);
+      case SO_REUSEADDR: return put_int(val, len, opts_.reuseaddr);
+      case SO_ERROR: return put_int(val, len, static_cast<int>(take_error()));
+      case SO_TYPE: return put_int(val, len, SOCK_STREAM);
+      case SO_ACCEPTCONN: return put_int(val, len, state_ == State::kListen);
+      case SO_LINGER: {
+        struct linger l{opts_.linger ? 1 : 0, opts_.linger_s};
+        return put(val, len, &l, sizeof l);
+      }
+      default: return Errc::kNoProtoOpt;
+    }
+  }
+  if (level != IPPROTO_TCP) return Errc::kNoProtoOpt;
+  switch (name) {
+    case TCP_NODELAY: return put_int(val, len, opts_.nodelay);
+    case TCP_CORK: return put_int(val, len, opts_.cork);
+    case TCP_MAXSEG:
+      // Linux: the current MSS once connected, else the user's value or 536.
+      if (synchronized()) return put_int(val, len, static_cast<int>(mss_cache_));
+      return put_int(val, len, opts_.user_mss ? opts_.user_mss : 536);
+    case TCP_WINDOW_CLAMP: return put_int(val, len, static_cast<int>(rcv_.window_clamp()));
+    case TCP_QUICKACK: return put_int(val, len, rcv_.in_quickack_mode());
+    case TCP_KEEPIDLE: return put_int(val, len, static_cast<int>(keepalive_idle().ns() / Duration::s(1).ns()));
+    case TCP_KEEPINTVL: return put_int(val, len, static_cast<int>(keepalive_intvl().ns() / Duration::s(1).ns()));
+    case TCP_KEEPCNT: return put_int(val, len, keepalive_probes());
+    case TCP_USER_TIMEOUT: return put_int(val, len, static_cast<int>(opts_.user_timeout_ms));
+    case TCP_NOTSENT_LOWAT:
+      return put_int(val, len, static_cast<int>(opts_.notsent_lowat ? opts_.notsent_lowat : env_.cfg().tcp_notsent_lowat));
+    case TCP_SYNCNT: return put_int(val, len, opts_.syncnt ? opts_.syncnt : env_.cfg().tcp_syn_retries);
+    case TCP_CONGESTION: {
+      char name_buf[16] = {};  // Linux TCP_CA_NAME_MAX
+      std::string_view n = cc_->name();
+      std::memcpy(name_buf, n.data(), std::min(n.size(), sizeof name_buf - 1));
+      return put(val, len, name_buf, sizeof name_buf);
+    }
+    case TCP_INFO: {
+      // Linux's struct tcp_info layout (uapi), filled from weir's TcpInfo.
+      const TcpInfo i = info(last_rcv_);
+      struct tcp_info t{};
+      t.tcpi_state = i.tcpi_state;
+      t.tcpi_ca_state = i.tcpi_ca_state;
+      t.tcpi_retransmits = i.tcpi_retransmits;
+      t.tcpi_probes = i.tcpi_probes;
+      t.tcpi_backoff = i.tcpi_backoff;
+      t.tcpi_options = i.tcpi_options;
+      t.tcpi_snd_wscale = i.tcpi_snd_wscale & 0xf;
+      t.tcpi_rcv_wscale = i.tcpi_rcv_wscale & 0xf;
+      t.tcpi_rto = i.tcpi_rto;
+      t.tcpi_ato = i.tcpi_ato;
+      t.tcpi_snd_mss = i.tcpi_snd_mss;
+      t.tcpi_rcv_mss = i.tcpi_rcv_mss;
+      t.tcpi_unacked = i.tcpi_unacked;
+      t.tcpi_sacked = i.tcpi_sacked;
+      t.tcpi_lost = i.tcpi_lost;
+      t.tcpi_retrans = i.tcpi_retrans;
+      t.tcpi_last_data_sent = i.tcpi_last_data_sent;
+      t.tcpi_last_data_recv = i.tcpi_last_data_recv;
+      t.tcpi_last_ack_recv = i.tcpi_last_ack_recv;
+      t.tcpi_pmtu = i.tcpi_pmtu;
+      t.tcpi_rcv_ssthresh = i.tcpi_rcv_ssthresh;
+      t.tcpi_rtt = i.tcpi_rtt;
+      t.tcpi_rttvar = i.tcpi_rttvar;
+      t.tcpi_snd_ssthresh = i.tcpi_snd_ssthresh;
+      t.tcpi_snd_cwnd = i.tcpi_snd_cwnd;
+      t.tcpi_advmss = i.tcpi_advmss;
+      t.tcpi_reordering = i.tcpi_reordering;
+      t.tcpi_rcv_rtt = i.tcpi_rcv_rtt;
+      t.tcpi_rcv_space = i.tcpi_rcv_space;
+      t.tcpi_total_retrans = i.tcpi_total_retrans;
+      t.tcpi_pacing_rate = i.tcpi_pacing_rate;
+      t.tcpi_max_pacing_rate = i.tcpi_max_pacing_rate;
+      t.tcpi_bytes_acked = i.tcpi_bytes_acked;
+      t.tcpi_bytes_received = i.tcpi_bytes_received;
+      t.tcpi_segs_out = i.tcpi_segs_out;
+      t.tcpi_segs_in = i.tcpi_segs_in;
+      t.tcpi_notsent_bytes = i.tcpi_notsent_bytes;
+      t.tcpi_min_rtt = i.tcpi_min_rtt;
+      t.tcpi_data_segs_in = i.tcpi_data_segs_in;
+      t.tcpi_data_segs_out = i.tcpi_data_segs_out;
+      t.tcpi_delivery_rate = i.tcpi_delivery_rate;
+      t.tcpi_delivered = i.tcpi_delivered;
+      t.tcpi_bytes_sent = i.tcpi_bytes_sent;
+      t.tcpi_bytes_retrans = i.tcpi_bytes_retrans;
+      t.tcpi_dsack_dups = i.tcpi_dsack_dups;
+      t.tcpi_reord_seen = i.tcpi_reord_seen;
+      t.tcpi_rcv_ooopack = i.tcpi_rcv_ooopack;
+      t.tcpi_snd_wnd = i.tcpi_snd_wnd;
+      return put(val, len, &t, sizeof t);
+    }
+    default: return Errc::kNoProtoOpt;
+  }
+}
+
+}  // namespace weir::tcp

@@ -1,0 +1,267 @@
+// Segment arrival in synchronized states (RFC 9293 §3.10.7.4), with RFC 5961's
+// defences and RFC 7323's PAWS, in Linux's order (tcp_validate_incoming,
+// tcp_rcv_state_process).
+#include <algorithm>
+
+#include "tcp/connection.h"
+
+namespace weir::tcp {
+
+using namespace wire::tcp_flag;
+
+namespace {
+constexpr Duration kPaws24Days = Duration::s(24 * 24 * 3600);  // RFC 7323 §5.5, Linux TCP_PAWS_24DAYS
+constexpr int32_t kPawsWindow = 1;  // Linux TCP_PAWS_WINDOW: tolerate one tick of reordering
+}  // namespace
+
+void Connection::input(Time now, const InSegment& seg) {
+  ++segs_in_;
+  last_rcv_ = now;
+  switch (state_) {
+    case State::kClosed:
+    case State::kListen: send_reset_for(now, seg); break;
+    case State::kSynSent: input_syn_sent(now, seg); break;
+    case State::kTimeWait: input_time_wait(now, seg); break;
+    default: input_synchronized(now, seg); break;
+  }
+  events_ |= conn_event::kReadiness;
+}
+
+// RFC 7323 §5.3 R1 / Linux tcp_paws_discard: a TSval older than TS.Recent
+// (by more than one tick) is a segment from an earlier incarnation of the
+// sequence space, unless TS.Recent itself is more than 24 days old.
+bool Connection::paws_reject(Time now, const InSegment& seg) const {
+  if (!ts_ok_ || !seg.h.options.ts) return false;
+  const int32_t d = static_cast<int32_t>(ts_recent_ - seg.h.options.ts->val);
+  if (d <= kPawsWindow) return false;
+  return now - ts_recent_stamp_ <= kPaws24Days;
+}
+
+// Linux __tcp_oow_rate_limited (tcp_invalid_ratelimit, 500 ms): at most one
+// ACK per interval in answer to out-of-window or invalid segments.
+bool Connection::oow_rate_limited(Time now) {
+  const Duration gap = Duration::ms(env_.cfg().tcp_invalid_ratelimit_ms);
+  if (!last_oow_ack_.is_never() && now - last_oow_ack_ < gap) return true;
+  last_oow_ack_ = now;
+  return false;
+}
+
+// RFC 5961 §3.2, §4.2, §5.2: a challenge ACK, limited per socket and per stack.
+void Connection::send_challenge_ack(Time now, bool syn) {
+  Counters& c = env_.counters();
+  if (syn) c.inc(Counter::TcpExtTCPSYNChallenge);
+  if (oow_rate_limited(now)) {
+    c.inc(Counter::TcpExtTCPACKSkippedChallenge);
+    return;
+  }
+  if (!env_.take_global_challenge_ack(now)) return;
+  c.inc(Counter::TcpExtTCPChallengeACK);
+  send_ack(now);
+}
+
+// RFC 7323 §4.3 (3), Linux tcp_replace_ts_recent: TS.Recent takes the TSval
+// of a segment that covers Last.ACK.sent (rcv_wup) and is not older.
+void Connection::update_ts_recent(Time now, const InSegment& seg) {
+  if (!ts_ok_ || !seg.h.options.ts) return;
+  const Seq32 rcv_wup = rcv_.right_edge() - rcv_.rcv_wnd();
+  if (seg.h.seq > rcv_wup) return;
+  if (static_cast<int32_t>(seg.h.options.ts->val - ts_recent_) >= 0 ||
+      now - ts_recent_stamp_ > kPaws24Days) {
+    ts_recent_ = seg.h.options.ts->val;
+    ts_recent_stamp_ = now;
+  }
+}
+
+// RFC 9293 §3.10.7.4 "first, check sequence number" with PAWS before it.
+bool Connection::check_sequence(Time now, const InSegment& seg) {
+  Counters& c = env_.counters();
+  const bool pure_data = !seg.payload.empty() && !seg.h.has(SYN);
+  if (paws_reject(now, seg) && !seg.h.has(RST)) {
+    c.inc(Counter::TcpExtPAWSEstab);
+    if (pure_data || !oow_rate_limited(now)) send_ack(now);  // RFC 7323 §5.3 R1
+    else c.inc(Counter::TcpExtTCPACKSkippedPAWS);
+    return false;
+  }
+  if (!rcv_.acceptable(seg.h.seq, seg.len())) {
+    // "If an incoming segment is not acceptable, an acknowledgment should be
+    // sent in reply (unless the RST bit is set)."
+    if (seg.h.has(RST)) return false;
+    if (seg.h.has(SYN)) {
+      send_challenge_ack(now, true);  // RFC 5961 §4.2
+      return false;
+    }
+    if (pure_data || !oow_rate_limited(now)) send_ack(now);
+    else c.inc(Counter::TcpExtTCPACKSkippedSeq);
+    return false;
+  }
+  return true;
+}
+
+// RFC 9293 §3.10.7.4 "second, check the RST bit", RFC 5961 §3.2: only an RST
+// at exactly RCV.NXT resets; elsewhere in the window it draws a challenge ACK.
+bool Connection::check_rst(Time now, const InSegment& seg) {
+  if (!seg.h.has(RST)) return true;
+  const bool exact = seg.h.seq == rcv_.rcv_nxt() ||
+                     // Linux tcp_reset_check: after our FIN was ACKed the peer may
+                     // reset at rcv.nxt - 1 in the closing states.
+                     (seg.h.seq == rcv_.rcv_nxt() - 1 &&
+                      (state_ == State::kCloseWait || state_ == State::kLastAck ||
+                       state_ == State::kClosing));
+  if (!exact) {
+    send_challenge_ack(now, false);
+    return false;
+  }
+  Counters& c = env_.counters();
+  if (state_ == State::kSynReceived && listener_) {
+    // RFC 9293: a passive open returns to LISTEN; here the child just goes.
+    c.inc(Counter::TcpExtEmbryonicRsts);
+    done(now, Errc::kOk);
+    return false;
+  }
+  if (state_ == State::kEstablished || state_ == State::kCloseWait)
+    c.inc(Counter::TcpEstabResets);
+  // Linux tcp_reset: which error the user sees.
+  Errc err = Errc::kConnReset;
+  if (state_ == State::kSynReceived) err = Errc::kConnRefused;
+  if (state_ == State::kCloseWait) err = Errc::kPipe;
+  reset_ = true;
+  done(now, err);
+  return false;
+}
+
+// RFC 9293 §3.10.7.4 "fourth, check the SYN bit", RFC 5961 §4.2.
+bool Connection::check_syn(Time now, const InSegment& seg) {
+  if (!seg.h.has(SYN)) return true;
+  if (state_ == State::kSynReceived && seg.h.seq == rcv_.irs() && !seg.h.has(ACK)) {
+    // The peer's SYN again: our SYN-ACK was lost (Linux tcp_check_req).
+    send_synack(now);
+    return false;
+  }
+  send_challenge_ack(now, true);
+  return false;
+}
+
+void Connection::input_synchronized(Time now, const InSegment& seg) {
+  if (state_ == State::kSynReceived && seg.h.has(SYN) && !seg.h.has(ACK) && !seg.h.has(RST) &&
+      seg.h.seq == rcv_.irs()) {
+    send_synack(now);
+    return;
+  }
+  if (!check_sequence(now, seg)) return;
+  if (!check_rst(now, seg)) return;
+  if (!check_syn(now, seg)) return;
+  // "fifth, check the ACK field": if off, drop the segment.
+  if (!seg.h.has(ACK)) return;
+  if (state_ == State::kSynReceived) {
+    if (seg.h.ack <= snd_.una || seg.h.ack > snd_.nxt) {
+      send_reset_for(now, seg);  // RFC 9293: <SEQ=SEG.ACK><CTL=RST>
+      return;
+    }
+    // RFC 6298 (2): the handshake RTT, when the SYN-ACK was sent once.
+    if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
+      const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
+      rtt_.sample(Duration::ms(static_cast<int32_t>(now_ms - seg.h.options.ts->ecr)), seg.h.ack, snd_.nxt, now);
+    } else if (retransmits_ == 0 && !retrans_stamp_.is_never()) {
+      rtt_.sample(now - retrans_stamp_, seg.h.ack, snd_.nxt, now);
+    }
+    snd_.una = seg.h.ack;
+    sb_.reset(snd_.una);
+    write_seq_ = seq_max(write_seq_, snd_.una);
+    snd_sml_ = snd_.una;
+    snd_.wnd = uint32_t{seg.h.window} << snd_.wscale;
+    snd_.max_wnd = std::max(snd_.max_wnd, snd_.wnd);
+    snd_.wl1 = seg.h.seq;
+    snd_.wl2 = seg.h.ack;
+    become_established(now);
+  } else if (!process_ack(now, seg)) {
+    return;
+  }
+  update_ts_recent(now, seg);
+  if (state_ == State::kClosed || state_ == State::kTimeWait) return;
+  // "seventh, process the segment text"
+  const bool has_text = !seg.payload.empty() || seg.h.has(FIN);
+  if (has_text) {
+    if (rd_shut_ && orphan_ && !seg.payload.empty() &&
+        (state_ == State::kFinWait1 || state_ == State::kFinWait2)) {
+      // Linux tcp_rcv_state_process: data for a closed socket draws a reset.
+      env_.counters().inc(Counter::TcpExtTCPAbortOnData);
+      abort(now, Errc::kOk);
+      return;
+    }
+    if (state_ == State::kEstablished || state_ == State::kFinWait1 ||
+        state_ == State::kFinWait2) {
+      process_data(now, seg);
+    } else if (seg.h.seq + seg.len() > rcv_.rcv_nxt()) {
+      // CLOSE-WAIT, CLOSING, LAST-ACK: the FIN was received; new text is ignored.
+    }
+  }
+  push(now, false);
+}
+
+void Connection::process_data(Time now, const InSegment& seg) {
+  DataSegment d;
+  d.seq = seg.h.seq + (seg.h.has(SYN) ? 1 : 0);
+  d.payload = seg.payload;
+  d.fin = seg.h.has(FIN);
+  d.ce = (seg.tos & 0x3) == 0x3;
+  if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
+    const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
+    d.tsecr_age = Duration::ms(static_cast<int32_t>(now_ms - seg.h.options.ts->ecr));
+  }
+  const bool had_fin = rcv_.fin_received();
+  DataOutcome out = rcv_.on_data(now, d, rtt_.rto(), env_.counters());
+  if (!seg.payload.empty()) last_rcv_data_ = now;
+  if (out.fin && !had_fin) process_fin(now);
+  if (state_ == State::kClosed) return;
+  if (out.ack_now) {
+    send_ack(now);
+  } else if (rcv_.ack_pending()) {
+    arm_delack();
+  }
+}
+
+// RFC 9293 §3.10.7.4 "eighth, check the FIN bit".
+void Connection::process_fin(Time now) {
+  switch (state_) {
+    case State::kSynReceived:
+    case State::kEstablished: set_state(now, State::kCloseWait); break;
+    case State::kFinWait1:
+      // Our FIN not yet acknowledged (else we would be in FIN-WAIT-2).
+      set_state(now, State::kClosing);
+      break;
+    case State::kFinWait2: enter_time_wait(now); break;
+    default: break;
+  }
+  events_ |= conn_event::kReadiness;
+}
+
+bool Connection::timewait_accepts_syn(const InSegment& syn) const {
+  // Linux tcp_timewait_state_process: a SYN beyond rcv.nxt, or with a newer
+  // timestamp, starts a new incarnation (RFC 6191 with timestamps).
+  if (!syn.h.has(SYN) || syn.h.has(ACK) || syn.h.has(RST)) return false;
+  if (ts_ok_ && syn.h.options.ts) return static_cast<int32_t>(syn.h.options.ts->val - ts_recent_) > 0;
+  return syn.h.seq > rcv_.rcv_nxt();
+}
+
+// Linux tcp_timewait_state_process, for what the stack did not take as a new SYN.
+void Connection::input_time_wait(Time now, const InSegment& seg) {
+  const bool paws = paws_reject(now, seg);
+  const Duration tw = Duration::s(env_.cfg().tcp_fin_timeout_s);
+  if (!paws && seg.h.seq == rcv_.rcv_nxt() && (seg.len() == 0 || seg.h.has(RST))) {
+    if (seg.h.has(RST)) {
+      // RFC 1337 leaves it open; Linux (tcp_rfc1337 = 0) lets the RST end TIME-WAIT.
+      done(now, Errc::kOk);
+      return;
+    }
+    timers_.arm(TimerKind::kTimeWait, now + tw);
+    return;
+  }
+  if (paws) env_.counters().inc(Counter::TcpExtPAWSEstab);
+  if (seg.h.has(RST)) return;
+  if (paws || seg.h.has(ACK)) timers_.arm(TimerKind::kTimeWait, now + tw);
+  // A retransmitted FIN, or anything out of window: ACK it (RFC 9293 §3.10.7.4).
+  if (!seg.payload.empty() || seg.h.has(FIN) || !oow_rate_limited(now)) send_ack(now);
+  else env_.counters().inc(Counter::TcpExtTCPACKSkippedTimeWait);
+}
+
+}  // namespace weir::tcp

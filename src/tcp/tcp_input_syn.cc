@@ -1,0 +1,137 @@
+// The handshake: options negotiated on SYN / SYN-ACK (RFC 9293 §3.7.1,
+// RFC 7323 §2-§3, RFC 2018 §2) and SYN-SENT processing (RFC 9293 §3.10.7.3).
+#include <algorithm>
+
+#include "tcp/connection.h"
+
+namespace weir::tcp {
+
+using namespace wire::tcp_flag;
+
+// The peer's SYN options. Ours were offered per the sysctls, so an option is
+// on only when both sides carry it.
+void Connection::parse_syn_options(const wire::TcpOptions& o) {
+  const StackConfig& cfg = env_.cfg();
+  // RFC 9293 §3.7.1: 536 when the option is absent; Linux ignores a zero MSS.
+  peer_mss_ = (o.mss && *o.mss != 0) ? *o.mss : 536;
+  if (opts_.user_mss) peer_mss_ = std::min<uint16_t>(peer_mss_, opts_.user_mss);
+  wscale_ok_ = cfg.tcp_window_scaling && o.wscale.has_value();
+  // RFC 7323 §2.3: a shift above 14 is used as 14.
+  snd_.wscale = wscale_ok_ ? std::min<uint8_t>(*o.wscale, 14) : 0;
+  sack_ok_ = cfg.tcp_sack && o.sack_permitted;
+  ts_ok_ = cfg.tcp_timestamps && o.ts.has_value();
+}
+
+void Connection::finish_syn_negotiation(Time now, Seq32 irs) {
+  RcvNegotiated n;
+  n.irs = irs;
+  n.wscale_ok = wscale_ok_;
+  n.advmss = advmss_;
+  n.peer_mss = peer_mss_;
+  n.sack_ok = sack_ok_;
+  n.timestamps = ts_ok_;
+  rcv_.on_syn(now, n);
+  synchronized_rcv_ = true;
+  sb_.set_sack_enabled(sack_ok_);
+  update_mss(pmtu_);
+}
+
+// RFC 9293 §3.10.7.1-style reply to an unacceptable segment where there is no
+// synchronized state: <SEQ=SEG.ACK><CTL=RST>, or RST|ACK when no ACK was set.
+void Connection::send_reset_for(Time now, const InSegment& seg) {
+  if (seg.h.has(RST)) return;
+  wire::TcpHeader h;
+  h.src_port = tuple_.local.port;
+  h.dst_port = tuple_.remote.port;
+  if (seg.h.has(ACK)) {
+    h.seq = seg.h.ack;
+    h.flags = RST;
+  } else {
+    h.seq = Seq32(0);
+    h.ack = seg.h.seq + seg.len();
+    h.flags = RST | ACK;
+  }
+  (void)now;
+  env_.output(tuple_, h, {}, 0);
+  env_.counters().inc(Counter::TcpOutSegs);
+  env_.counters().inc(Counter::TcpOutRsts);
+}
+
+// RFC 9293 §3.10.7.3 (SYN-SENT).
+void Connection::input_syn_sent(Time now, const InSegment& seg) {
+  const wire::TcpHeader& h = seg.h;
+  Counters& c = env_.counters();
+  if (h.has(ACK)) {
+    // "If SEG.ACK =< ISS or SEG.ACK > SND.NXT, send a reset (unless the RST
+    // bit is set) and discard the segment."
+    if (h.ack <= snd_.iss || h.ack > snd_.nxt) {
+      send_reset_for(now, seg);
+      return;
+    }
+    // Linux tcp_rcv_synsent_state_process: an echoed TSval from before our
+    // SYN was sent is a stale SYN-ACK (PAWS on the handshake).
+    if (h.options.ts && h.options.ts->ecr != 0 && env_.cfg().tcp_timestamps) {
+      const uint32_t sent_ms = static_cast<uint32_t>(retrans_stamp_.ms()) + ts_offset_;
+      const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
+      if (static_cast<int32_t>(h.options.ts->ecr - sent_ms) < 0 ||
+          static_cast<int32_t>(now_ms - h.options.ts->ecr) < 0) {
+        c.inc(Counter::TcpExtPAWSActive);
+        send_reset_for(now, seg);
+        return;
+      }
+    }
+  }
+  if (h.has(RST)) {
+    // "If the ACK was acceptable, signal 'connection reset', enter CLOSED";
+    // Linux reports ECONNREFUSED. An RST without ACK is dropped.
+    if (h.has(ACK)) {
+      c.inc(Counter::TcpAttemptFails);
+      done(now, Errc::kConnRefused);
+    }
+    return;
+  }
+  if (!h.has(SYN)) return;  // "drop the segment and return"
+  parse_syn_options(h.options);
+  if (!wscale_ok_) snd_.wscale = 0;
+  if (ts_ok_) {
+    ts_recent_ = h.options.ts->val;
+    ts_recent_stamp_ = now;
+  }
+  finish_syn_negotiation(now, h.seq);
+  if (h.has(ACK)) {
+    snd_.una = h.ack;
+    sb_.reset(snd_.una);
+    // RFC 7323 §2.2: the SYN-ACK's window is not scaled.
+    snd_.wnd = h.window;
+    snd_.max_wnd = snd_.wnd;
+    snd_.wl1 = h.seq;
+    snd_.wl2 = h.ack;
+    write_seq_ = snd_.una;
+    snd_sml_ = snd_.una;
+    // RFC 6298 (2): the handshake's RTT, from TSecr or, by Karn's rule, only
+    // if the SYN was not retransmitted.
+    if (ts_ok_ && h.options.ts->ecr != 0) {
+      const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
+      rtt_.sample(Duration::ms(static_cast<int32_t>(now_ms - h.options.ts->ecr)), snd_.una, snd_.nxt, now);
+    } else if (retransmits_ == 0) {
+      rtt_.sample(now - retrans_stamp_, snd_.una, snd_.nxt, now);
+    }
+    become_established(now);
+    if (!seg.payload.empty() || h.has(FIN)) {
+      process_data(now, seg);
+      if (h.has(FIN)) process_fin(now);
+    }
+    send_ack(now);
+    push(now, false);
+    return;
+  }
+  // Simultaneous open (RFC 9293 §3.10.7.3, figure 7): SYN-RECEIVED and a SYN-ACK.
+  snd_.wnd = h.window;
+  snd_.max_wnd = snd_.wnd;
+  snd_.wl1 = h.seq;
+  set_state(now, State::kSynReceived);
+  send_synack(now);
+  arm_rto(now);
+}
+
+}  // namespace weir::tcp

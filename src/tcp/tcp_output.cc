@@ -1,0 +1,235 @@
+// Building and sending segments (Linux tcp_output.c): SYN, SYN-ACK, ACK, RST,
+// and data under the send window, the congestion window and Nagle.
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "tcp/connection.h"
+
+namespace weir::tcp {
+namespace {
+
+using namespace wire::tcp_flag;
+
+std::vector<uint8_t>& scratch(size_t n) {
+  thread_local std::vector<uint8_t> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf;
+}
+
+}  // namespace
+
+// Bytes of options on a data segment: timestamps (RFC 7323 §3, Linux aligns
+// them to 12 bytes with two NOPs). SACK blocks are extra, when present.
+uint32_t Connection::tcp_options_size() const { return ts_ok_ ? 12 : 0; }
+
+wire::TcpHeader Connection::header(uint8_t flags, Seq32 seq) const {
+  wire::TcpHeader h;
+  h.src_port = tuple_.local.port;
+  h.dst_port = tuple_.remote.port;
+  h.seq = seq;
+  h.flags = flags;
+  if (flags & ACK) h.ack = rcv_.rcv_nxt();
+  return h;
+}
+
+void Connection::add_ts(wire::TcpHeader& h, Time now) const {
+  // RFC 7323 §5.4: a 1 ms clock; Linux adds a per-connection offset.
+  if (ts_ok_) h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, ts_recent_};
+}
+
+void Connection::emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload) {
+  if (!h.has(SYN)) {
+    h.window = rcv_.select_window(env_.counters());
+    if (sack_ok_ && !h.has(RST)) {
+      std::array<SeqRange, wire::kMaxSackBlocks> blocks{};
+      const size_t max = ts_ok_ ? 3 : 4;  // what fits in 40 bytes with TS (RFC 2018 §3)
+      const size_t n = rcv_.sack_blocks(std::span(blocks.data(), max), max);
+      for (size_t i = 0; i < n; ++i) h.options.add_sack(blocks[i]);
+    }
+  }
+  env_.output(tuple_, h, payload, 0);
+  env_.counters().inc(Counter::TcpOutSegs);
+  ++segs_out_;
+  if (h.has(ACK) && synchronized_rcv_) {
+    rcv_.on_ack_sent(now);
+    timers_.cancel(TimerKind::kDelAck);
+  }
+}
+
+void Connection::send_syn(Time now) {
+  const StackConfig& cfg = env_.cfg();
+  wire::TcpHeader h = header(SYN, snd_.iss);
+  h.options.mss = static_cast<uint16_t>(advmss_);
+  if (cfg.tcp_window_scaling) h.options.wscale = rcv_wscale_offer_;
+  h.options.sack_permitted = cfg.tcp_sack;
+  if (cfg.tcp_timestamps)
+    h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, 0};
+  h.window = rcv_.syn_window();  // RFC 7323 §2.2: never scaled
+  emit(now, h, {});
+  snd_.nxt = snd_.iss + 1;
+  snd_max_ = seq_max(snd_max_, snd_.nxt);
+}
+
+void Connection::send_synack(Time now) {
+  wire::TcpHeader h = header(SYN | ACK, snd_.iss);
+  h.options.mss = static_cast<uint16_t>(advmss_);
+  if (wscale_ok_) h.options.wscale = rcv_wscale_offer_;
+  h.options.sack_permitted = sack_ok_;
+  add_ts(h, now);
+  h.window = rcv_.syn_window();
+  emit(now, h, {});
+  snd_.nxt = snd_.iss + 1;
+  snd_max_ = seq_max(snd_max_, snd_.nxt);
+}
+
+void Connection::send_ack(Time now) {
+  wire::TcpHeader h = header(ACK, snd_.nxt);
+  add_ts(h, now);
+  emit(now, h, {});
+}
+
+void Connection::send_rst(Time now, Seq32 seq) {
+  // Linux tcp_send_active_reset: RST|ACK at SND.NXT.
+  wire::TcpHeader h = header(RST | ACK, seq);
+  add_ts(h, now);
+  emit(now, h, {});
+  env_.counters().inc(Counter::TcpOutRsts);
+}
+
+// Room left in the peer's window: snd.una + snd.wnd - snd.nxt, zero when the
+// right edge has retreated behind snd.nxt. seq_len cannot wrap (seed 000).
+uint32_t Connection::usable_window() const {
+  const Seq32 wnd_end = snd_.una + snd_.wnd;
+  return seq_len(snd_.nxt, wnd_end);
+}
+
+// Linux tcp_nagle_test/tcp_nagle_check with Minshall's variant: a partial
+// segment waits while a previous small segment is unacknowledged (RFC 896,
+// draft-minshall-nagle), or while corked.
+bool Connection::nagle_allows(uint32_t len, uint32_t mss, bool more) const {
+  if (len >= mss || push_once_) return true;
+  const bool cork = opts_.cork || more;
+  if (cork) return false;
+  if (opts_.nodelay) return true;
+  const bool small_outstanding = snd_sml_ > snd_.una && snd_sml_ <= snd_.nxt;
+  return !(sb_.packets_out() > 0 && small_outstanding);
+}
+
+// Sends [seq, seq+len) (and the FIN if `fin`). Returns false if nothing was sent.
+bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit) {
+  const uint32_t offset = seq_len(snd_.una, seq);
+  if (offset + len > sndq_.size()) len = sndq_.size() > offset ? static_cast<uint32_t>(sndq_.size() - offset) : 0;
+  std::vector<uint8_t>& buf = scratch(len);
+  sndq_.copy_out(offset, std::span<uint8_t>(buf.data(), len));
+  const Seq32 end = seq + len;
+  uint8_t flags = ACK;
+  if (fin) flags |= FIN;
+  if (len > 0 && end == write_seq_) flags |= PSH;  // the end of what was written (Linux tcp_mark_push)
+  wire::TcpHeader h = header(flags, seq);
+  add_ts(h, now);
+  const bool was_idle = sb_.packets_out() == 0;
+  emit(now, h, std::span<const uint8_t>(buf.data(), len));
+  Counters& c = env_.counters();
+  if (len > 0) {
+    if (retransmit) {
+      sb_.on_retransmit(SeqRange{seq, end}, mss_cache_, now);
+      c.inc(Counter::TcpRetransSegs);
+      ++total_retrans_;
+      bytes_retrans_ += len;
+      trace_event(now, TraceEvent::kRetransmit, seq.raw(), end.raw());
+    } else {
+      if (was_idle) cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
+      if (!sb_.on_send(SeqRange{seq, end}, mss_cache_, now)) return false;
+      c.inc(Counter::TcpExtTCPOrigDataSent);
+      trace_event(now, TraceEvent::kSend, seq.raw(), end.raw());
+    }
+    bytes_sent_ += len;
+    ++data_segs_out_;
+    last_snd_data_ = now;
+    ccs_.lsndtime = now;
+    rcv_.on_data_sent(now);
+    if (len < mss_cache_) snd_sml_ = end;
+  } else if (retransmit) {
+    c.inc(Counter::TcpRetransSegs);
+    ++total_retrans_;
+  }
+  const Seq32 after = end + (fin ? 1 : 0);
+  if (after > snd_.nxt) snd_.nxt = after;
+  snd_max_ = seq_max(snd_max_, snd_.nxt);
+  if (!timers_.armed(TimerKind::kRetransmit) || timers_.retransmit_mode != RetransmitMode::kRto)
+    arm_rto(now);  // RFC 6298 (5.1)
+  return true;
+}
+
+// One step of Linux tcp_write_xmit: the next new segment if the congestion
+// window, the peer's window and Nagle all allow it.
+bool Connection::send_new_data(Time now, uint32_t mss, bool more) {
+  const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
+  const bool fin_pending = fin_queued_ && snd_max_ != write_seq_ + 1 && snd_.nxt == write_seq_;
+  if (unsent == 0 && !fin_pending) return false;
+  // RFC 5681 §3.1: at most cwnd packets in flight.
+  if (sb_.in_flight() >= ccs_.snd_cwnd) return false;
+  const uint32_t len = std::min(unsent, mss);
+  const bool fin = fin_queued_ && snd_.nxt + len == write_seq_;
+  // RFC 9293 §3.8.6.2.1: never beyond snd.una + snd.wnd; a retreated edge
+  // leaves zero room and the sender waits (seed 000).
+  if (len + (fin ? 1 : 0) > usable_window()) return false;
+  if (!fin && !nagle_allows(len, mss, more)) return false;
+  return send_one(now, snd_.nxt, len, fin, false);
+}
+
+// Linux tcp_push_pending_frames: retransmissions of marked losses first,
+// then new data; with nothing in flight and data blocked by the peer's
+// window, the persist timer probes it (RFC 9293 §3.8.6.1).
+void Connection::push(Time now, bool more) {
+  if (!synchronized() || state_ == State::kTimeWait) return;
+  if (sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
+  const uint32_t mss = mss_cache_;
+  while (send_new_data(now, mss, more)) {
+  }
+  push_once_ = false;
+  const bool unsent = seq_len(snd_.nxt, write_seq_) > 0 ||
+                      (fin_queued_ && seq_len(snd_.nxt, write_seq_ + 1) > 0);
+  if (unsent && sb_.packets_out() == 0 && snd_.nxt == snd_.una &&
+      !timers_.armed(TimerKind::kRetransmit))
+    arm_persist(now);
+}
+
+// RFC 6298 (5.4) / RFC 5681 §3.2: retransmit the earliest unacknowledged segment.
+bool Connection::retransmit_head(Time now) {
+  if (state_ == State::kSynSent) {
+    send_syn(now);
+    env_.counters().inc(Counter::TcpRetransSegs);
+    return true;
+  }
+  if (state_ == State::kSynReceived) {
+    send_synack(now);
+    env_.counters().inc(Counter::TcpRetransSegs);
+    return true;
+  }
+  uint32_t len = 0;
+  if (!sb_.empty()) len = std::min(sb_.at(0).seq.len(), mss_cache_);
+  const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && snd_.una + len == write_seq_;
+  if (len == 0 && !fin) return false;
+  return send_one(now, snd_.una, len, fin, true);
+}
+
+// RFC 6675 §5 (NextSeg rule 1) / Linux tcp_xmit_retransmit_queue: resend
+// the packets marked lost while the pipe is below cwnd.
+void Connection::retransmit_lost(Time now) {
+  Seq32 from = snd_.una;
+  while (sb_.in_flight() < ccs_.snd_cwnd) {
+    auto idx = sb_.next_lost(from);
+    if (!idx) break;
+    const ScoreboardEntry& e = sb_.at(*idx);
+    const Seq32 wnd_end = snd_.una + snd_.wnd;
+    if (e.seq.begin >= wnd_end && e.seq.begin != snd_.una) break;  // Linux tcp_retransmit_skb
+    const uint32_t len = std::min(e.seq.len(), mss_cache_);
+    const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && e.seq.begin + len == write_seq_;
+    from = e.seq.begin + len;
+    if (!send_one(now, e.seq.begin, len, fin, true)) break;
+  }
+}
+
+}  // namespace weir::tcp
