@@ -1,0 +1,184 @@
+// Undo decisions (Linux tcp_may_undo / tcp_packet_delayed) and seed 003:
+// a non-SACK connection held at high_seq must not undo without proof.
+#include <gtest/gtest.h>
+
+#include "recovery/conn_fixture.h"
+#include "tcp/recovery/undo.h"
+
+namespace weir::tcp::recovery {
+namespace {
+
+using tcp::testing::Conn;
+
+// Linux's tcp_packet_delayed() before the 2025 fix, to show the scenario
+// below really reaches the state that fooled it.
+bool buggy_packet_delayed(const Undo& u, const UndoContext& c) {
+  if (u.retrans_stamp()) return c.ts_ecr && ts_before(*c.ts_ecr, *u.retrans_stamp());
+  return true;
+}
+
+TEST(Undo, EchoOlderThanFirstRetransmissionProvesDelay) {
+  Undo u;
+  u.init(Seq32(100), 0, false);
+  u.on_retransmit(1, 5000);
+  u.on_retransmit(1, 5100);  // later retransmissions keep the first stamp
+  EXPECT_EQ(*u.retrans_stamp(), 5000u);
+  UndoContext c{true, Seq32(200), Seq32(300), 4999u};
+  EXPECT_TRUE(u.packet_delayed(c));
+  c.ts_ecr = 5000u;
+  EXPECT_FALSE(u.packet_delayed(c));
+  c.ts_ecr.reset();
+  EXPECT_FALSE(u.packet_delayed(c)) << "no timestamp: no proof";
+}
+
+TEST(Undo, TimestampsCompareAcrossWrap) {
+  Undo u;
+  u.init(Seq32(0), 0, false);
+  u.on_retransmit(1, 10u);
+  EXPECT_TRUE(u.packet_delayed({true, Seq32(1), Seq32(2), 0xFFFFFFF0u}));
+}
+
+TEST(Undo, DsackOfEveryRetransmissionAllowsUndo) {
+  Undo u;
+  u.init(Seq32(1000), 0, false);
+  EXPECT_FALSE(u.dsack_undo_possible()) << "-1: nothing retransmitted yet";
+  u.on_retransmit(2, 7);
+  EXPECT_EQ(u.undo_retrans(), 2);
+  u.on_dsack({Seq32(1000), Seq32(2000)}, /*below_una=*/true, 0, 1000);
+  EXPECT_FALSE(u.dsack_undo_possible());
+  u.on_dsack({Seq32(500), Seq32(900)}, true, 0, 1000);
+  EXPECT_EQ(u.undo_retrans(), 1) << "a D-SACK from before the episode does not count";
+  u.on_dsack({Seq32(2000), Seq32(3000)}, false, 1, 1000);
+  EXPECT_TRUE(u.dsack_undo_possible());
+}
+
+TEST(Undo, NothingRetransmittedCountsAsDelayedOnSackConnections) {
+  Undo u;
+  u.init(Seq32(0), 0, false);
+  EXPECT_TRUE(u.packet_delayed({true, Seq32(10), Seq32(20), std::nullopt}));
+}
+
+// The fix at the unit level: retrans_stamp zeroed while held at high_seq on
+// a non-SACK connection is no proof.
+TEST(Undo, NonSackHeldAtHighSeqWithZeroStampIsNotDelayed) {
+  Undo u;
+  u.init(Seq32(0), 0, false);
+  u.on_retransmit(1, 1100);
+  UndoContext at_high{false, Seq32(10000), Seq32(10000), 1100u};
+  EXPECT_FALSE(u.may_undo(at_high));
+  EXPECT_TRUE(u.non_sack_preventing_reopen(at_high, /*any_retrans_done=*/false));
+  EXPECT_FALSE(u.retrans_stamp().has_value()) << "Linux zeroes retrans_stamp here";
+  UndoContext above{false, Seq32(11000), Seq32(10000), 1200u};
+  EXPECT_TRUE(buggy_packet_delayed(u, above)) << "the buggy shape would undo here";
+  EXPECT_FALSE(u.packet_delayed(above));
+  EXPECT_FALSE(u.may_undo(above));
+}
+
+// Seed 003 end to end through the state machine: a non-SACK connection,
+// one loss, fast retransmit, the ACK reaching exactly high_seq (held in
+// Recovery), then an ACK above high_seq. Linux with the bug counted a
+// TcpExtTCPFullUndo and restored the pre-loss cwnd; it must not.
+TEST(Undo, Seed003NonSackHoldAtHighSeqDoesNotUndoWithoutProof) {
+  Conn c(/*sack=*/false);
+  c.send(10);  // t = 0, TSval 1000; packet 1 is lost
+  c.advance(Duration::ms(100));
+  c.ack(0, {}, 1000u);
+  c.ack(0, {}, 1000u);
+  EXPECT_EQ(c.state(), CaState::Disorder);
+  c.ack(0, {}, 1000u);  // third duplicate ACK
+  EXPECT_EQ(c.state(), CaState::Recovery);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPRenoRecovery), 1u);
+  ASSERT_EQ(c.retransmitted, std::vector<uint32_t>{0});
+  EXPECT_EQ(c.tp().snd_ssthresh, 5u);
+  const Seq32 high_seq = c.machine().high_seq();
+  EXPECT_EQ(high_seq, c.seq(10000));
+  c.advance(Duration::ms(100));
+  // The retransmission fills the hole: ACK of everything, echoing its TSval.
+  c.ack(10000, {}, 1100u);
+  EXPECT_EQ(c.state(), CaState::Recovery) << "held at high_seq (RFC 6582, Linux)";
+  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 0u);
+  EXPECT_FALSE(c.machine().undo().retrans_stamp().has_value());
+  EXPECT_GT(c.machine().undo().undo_retrans(), 0);
+  // New data, then an ACK above high_seq with an ordinary echo.
+  c.send(2);
+  c.advance(Duration::ms(100));
+  const UndoContext above{false, c.seq(11000), high_seq, 1200u};
+  ASSERT_TRUE(buggy_packet_delayed(c.machine().undo(), above))
+      << "the scenario must reach the state the buggy shape misreads";
+  c.ack(11000, {}, 1200u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 0u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPLossUndo), 0u);
+  EXPECT_EQ(c.state(), CaState::Open);
+  EXPECT_EQ(c.tp().snd_cwnd, 5u) << "cwnd stays reduced to ssthresh";
+  EXPECT_EQ(c.tp().snd_ssthresh, 5u);
+}
+
+// Positive control: with proof (an echo of the original transmission's
+// TSval) the same exchange does undo.
+TEST(Undo, NonSackEchoOfOriginalTransmissionUndoes) {
+  Conn c(/*sack=*/false);
+  c.send(10);
+  c.advance(Duration::ms(100));
+  for (int i = 0; i < 3; ++i) c.ack(0, {}, 1000u);
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  c.advance(Duration::ms(100));
+  c.ack(10000, {}, 1000u);  // the original arrived after all
+  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 1u);
+  EXPECT_EQ(c.tp().snd_ssthresh, cc::kInfiniteSsthresh) << "prior ssthresh restored";
+  EXPECT_EQ(c.state(), CaState::Recovery) << "still held at high_seq";
+  c.send(2);
+  c.advance(Duration::ms(100));
+  c.ack(11000, {}, 1200u);
+  EXPECT_EQ(c.state(), CaState::Open);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 1u);
+  EXPECT_GT(c.tp().snd_cwnd, 5u) << "not left at the reduced ssthresh";
+}
+
+TEST(Undo, SackRecoveryFullAckEchoingOriginalUndoes) {
+  Conn c(/*sack=*/true);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}}, 1001u);
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  ASSERT_EQ(c.retransmitted, std::vector<uint32_t>{0});
+  c.advance(Duration::ms(100));
+  c.ack(10000, {}, 1000u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 1u);
+  EXPECT_EQ(c.state(), CaState::Open);
+  EXPECT_EQ(c.tp().snd_cwnd, 10u);
+}
+
+TEST(Undo, SackRecoveryFullAckEchoingRetransmissionDoesNotUndo) {
+  Conn c(/*sack=*/true);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}}, 1001u);
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  const uint32_t rtx_ts = c.tsval();
+  c.advance(Duration::ms(100));
+  c.ack(10000, {}, rtx_ts);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 0u);
+  EXPECT_EQ(c.state(), CaState::Open);
+  EXPECT_EQ(c.tp().snd_cwnd, 5u);
+}
+
+TEST(Undo, DsackForTheOnlyRetransmissionUndoesRecovery) {
+  Conn c(/*sack=*/true);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}});
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  c.advance(Duration::ms(50));
+  c.ack(10000);  // the original was only delayed...
+  EXPECT_EQ(c.state(), CaState::Open);
+  EXPECT_EQ(c.tp().snd_cwnd, 5u);
+  c.ack(10000, {{0, 1000}});  // ...and the retransmission is reported duplicate
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKRecv), 1u);
+  // Linux: the episode ended at the full ACK (undo_marker is kept until an
+  // undo), so the D-SACK still undoes in Open.
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKUndo), 1u);
+  EXPECT_EQ(c.tp().snd_cwnd, 10u);
+}
+
+}  // namespace
+}  // namespace weir::tcp::recovery
