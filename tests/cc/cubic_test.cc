@@ -201,7 +201,6 @@ TEST(Cubic, IdleShiftsTheEpochSoTheCurveDoesNotJump) {
 
 TEST(Cubic, RtoForgetsEverythingAndRearmsHystart) {
   Cubic cubic;
-  Counters mib;
   CcState tp;
   cubic.init(tp, Time::zero());
   tp.snd_cwnd = 100;
