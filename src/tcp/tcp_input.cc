@@ -147,9 +147,16 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
     send_synack(now);
     return;
   }
-  if (!check_sequence(now, seg)) return;
-  if (!check_rst(now, seg)) return;
-  if (!check_syn(now, seg)) return;
+  // Linux tcp_validate_incoming: in a simultaneous open the peer's SYN-ACK
+  // (its SYN again, now acking ours) completes the handshake.
+  const bool simopen_synack = state_ == State::kSynReceived && seg.h.has(SYN) &&
+                              seg.h.has(ACK) && !seg.h.has(RST) && seg.h.seq + 1 == rcv_.rcv_nxt() &&
+                              seg.h.ack == snd_.nxt;
+  if (!simopen_synack) {
+    if (!check_sequence(now, seg)) return;
+    if (!check_rst(now, seg)) return;
+    if (!check_syn(now, seg)) return;
+  }
   // "fifth, check the ACK field": if off, drop the segment.
   if (!seg.h.has(ACK)) return;
   if (state_ == State::kSynReceived) {

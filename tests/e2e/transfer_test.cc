@@ -78,3 +78,67 @@ TEST(Transfer, OneMegabyteClientToServerByteExact) {
 
 }  // namespace
 }  // namespace weir::test
+
+namespace weir::test {
+namespace {
+
+struct Case {
+  const char* name;
+  bool wscale, ts, sack;
+  double loss, dup, reorder;
+  bool server_to_client;
+};
+
+class TransferMatrix : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TransferMatrix, ByteExactUnderImpairments) {
+  const Case& k = GetParam();
+  PairOptions o;
+  for (StackConfig* c : {&o.a_cfg, &o.b_cfg}) {
+    c->tcp_window_scaling = k.wscale;
+    c->tcp_timestamps = k.ts;
+    c->tcp_sack = k.sack;
+  }
+  o.loss = k.loss;
+  o.duplicate = k.dup;
+  o.reorder = k.reorder;
+  o.seed = 7;
+  Pair p(o);
+  auto [c, s] = p.connect();
+  ASSERT_NE(s, kNoSocket);
+  const uint64_t total = 2 << 20;
+  auto r = k.server_to_client ? transfer(p, p.b(), s, p.a(), c, total, p.now() + Duration::s(600))
+                              : transfer(p, p.a(), c, p.b(), s, total, p.now() + Duration::s(600));
+  EXPECT_TRUE(r.eof) << "received " << r.received << " of " << total;
+  EXPECT_EQ(r.received, total);
+  EXPECT_EQ(r.recv_sum, r.sent_sum);
+  auto ia = p.a().tcp_info(c);
+  EXPECT_EQ((ia->tcpi_options & 1) != 0, k.ts);
+  EXPECT_EQ((ia->tcpi_options & 2) != 0, k.sack);
+  EXPECT_EQ((ia->tcpi_options & 4) != 0, k.wscale);
+  if (k.loss > 0) {
+    EXPECT_GT(p.dropped, 0u);
+  }
+  Stack& sender = k.server_to_client ? p.b() : p.a();
+  const uint64_t retrans = sender.counters().get(Counter::TcpRetransSegs);
+  const uint64_t rtos = sender.counters().get(Counter::TcpExtTCPTimeouts);
+  ::testing::Test::RecordProperty("virtual_ms", static_cast<int>((r.finished - Time::zero()).ms()));
+  EXPECT_LT(r.finished - Time::zero(), Duration::s(30)) << k.name << " retrans " << retrans << " rto " << rtos;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, TransferMatrix,
+    ::testing::Values(Case{"all_on_clean", true, true, true, 0, 0, 0, false},
+                      Case{"all_off_clean", false, false, false, 0, 0, 0, true},
+                      Case{"all_on_loss", true, true, true, 0.01, 0, 0, false},
+                      Case{"all_on_loss_reverse", true, true, true, 0.01, 0, 0, true},
+                      Case{"nosack_loss", true, true, false, 0.01, 0, 0, false},
+                      Case{"nots_loss", true, false, true, 0.01, 0, 0, true},
+                      Case{"nowscale_loss", false, true, true, 0.01, 0, 0, false},
+                      Case{"all_off_loss_dup_reorder", false, false, false, 0.01, 0.01, 0.02, false},
+                      Case{"all_on_loss_dup_reorder", true, true, true, 0.02, 0.02, 0.03, true},
+                      Case{"dup_reorder_only", true, true, true, 0, 0.05, 0.05, false}),
+    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace weir::test

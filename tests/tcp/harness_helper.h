@@ -1,0 +1,99 @@
+// A per-state connection harness: one Stack on a capturing Netif, a scripted
+// peer. inject() builds the peer's segment; expect_tx() takes the next one
+// the stack sent. Sequence numbers are relative to each side's ISN, as in
+// packetdrill; every step runs at an explicit virtual time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weir/stack.h"
+#include "wire/packet.h"
+
+namespace weir::test {
+
+class CaptureNetif : public Netif {
+ public:
+  void transmit(std::span<const uint8_t> p) override { out.emplace_back(p.begin(), p.end()); }
+  uint32_t mtu() const override { return mtu_; }
+  std::deque<std::vector<uint8_t>> out;
+  uint32_t mtu_ = 1500;
+};
+
+struct Tx {
+  wire::IpInfo ip;
+  wire::TcpHeader h;
+  std::vector<uint8_t> payload;
+  bool has(uint8_t f) const { return h.has(f); }
+};
+
+struct PeerOpts {
+  std::optional<uint16_t> mss = 1460;
+  std::optional<uint8_t> wscale = 7;
+  bool sack = true;
+  bool ts = true;
+};
+
+class Harness {
+ public:
+  explicit Harness(StackConfig cfg = {}, uint32_t mtu = 1500);
+
+  Stack& stack() { return *stack_; }
+  Time now() const { return now_; }
+  // Moves time forward to `t`, firing every timer due on the way at its deadline.
+  void advance_to(Time t);
+  void advance(Duration d) { advance_to(now_ + d); }
+  // Fires only the next timer; returns its deadline.
+  Time run_next_timer();
+
+  // ---- the scripted peer ----
+  // A segment from the peer. `seq`/`ack` are relative (to the peer's ISN and
+  // to ours); `win` is the raw header field.
+  void inject(uint8_t flags, uint32_t seq, uint32_t ack, uint32_t payload_len = 0, uint16_t win = 65535);
+  void inject_payload(uint8_t flags, uint32_t seq, uint32_t ack, std::span<const uint8_t> payload,
+                      uint16_t win = 65535);
+  // Raw: absolute numbers and explicit options.
+  void inject_raw(const wire::TcpHeader& h, std::span<const uint8_t> payload = {});
+  void inject_bytes(std::span<const uint8_t> datagram) { stack_->input(now_, datagram); }
+
+  // ---- what the stack sent ----
+  size_t pending() const { return nif_.out.size(); }
+  // Next segment (fails the test if none).
+  Tx expect_tx();
+  void clear_tx() { nif_.out.clear(); }
+  uint32_t rel_seq(const Tx& t) const { return t.h.seq - iss_; }
+  uint32_t rel_ack(const Tx& t) const { return t.h.ack - peer_isn_; }
+
+  // ---- set-up shortcuts ----
+  // listen() on port 8080, the peer's SYN, our SYN-ACK, the peer's ACK, accept().
+  SocketId passive_open(const PeerOpts& o = {}, uint16_t syn_win = 65535);
+  // connect() to the peer, SYN, the peer's SYN-ACK, our ACK.
+  SocketId active_open(const PeerOpts& o = {}, uint16_t synack_win = 65535);
+  void build_syn_options(wire::TcpOptions& opts, const PeerOpts& o);
+
+  // The peer's settings while scripting.
+  bool peer_ts = true;
+  uint32_t peer_tsval = 5000;  // advanced with now by inject()
+  uint32_t last_tsval = 0;     // the stack's latest TSval, echoed by inject()
+  Seq32 iss_;                  // the stack's ISN (learned from SYN / SYN-ACK)
+  Seq32 peer_isn_{1000000};
+  IpAddr local = IpAddr::v4(192, 168, 0, 1);
+  IpAddr remote = IpAddr::v4(192, 0, 2, 1);
+  uint16_t local_port = 8080;
+  uint16_t remote_port = 50000;
+  SocketId listener = kNoSocket;
+  CaptureNetif& nif() { return nif_; }
+
+ private:
+  CaptureNetif nif_;
+  std::unique_ptr<Stack> stack_;
+  Time now_ = Time::zero() + Duration::s(100);
+};
+
+// A readable dump of a segment for failure messages.
+std::string describe(const Tx& t);
+
+}  // namespace weir::test
