@@ -10,14 +10,8 @@ command -v curl >/dev/null || interop_skip "no curl"
 A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24 fd09::1/64
 tun_add "$B" tb 10.9.0.2/24 fd09::2/64
-cat >"$WORK/link.toml" <<T
-seed = 7
-[link]
-rate = "${EMU_RATE:-200Mbit}"
-delay = "${EMU_DELAY:-10ms}"
-loss = "${EMU_LOSS:-0.5%}"
-queue = 1000
-T
+link_toml "$WORK/link.toml" "rate = \"${EMU_RATE:-200Mbit}\"" "delay = \"${EMU_DELAY:-10ms}\"" \
+  "loss = \"${EMU_LOSS:-0.5%}\"" "queue = 1000"
 bg emu ${EMU_PREFIX:-} "$WEIR" emu --a "$A:ta" --b "$B:tb" --link "$WORK/link.toml" --json "$WORK/emu.json"
 EMU=$LAST_PID
 make_file "$WORK/blob" "${MB:-10}"
@@ -25,7 +19,7 @@ cd "$WORK" && bg http ip netns exec "$B" python3 -m http.server -b :: 8080
 wait_for 10 ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8080/link.toml" || fail "http server not reachable through emu"
 for url in "http://10.9.0.2:8080/blob" "http://[fd09::2]:8080/blob"; do
   rm -f "$WORK/got"
-  timeout 25 ip netns exec "$A" curl -sf -o "$WORK/got" "$url" || fail "curl $url"
+  timeout 12 ip netns exec "$A" curl -sf -o "$WORK/got" "$url" || fail "curl $url"
   [ "$(sha "$WORK/got")" = "$(sha "$WORK/blob")" ] || fail "sha256 mismatch for $url"
   echo "ok: $url byte-exact through weir emu"
 done

@@ -75,6 +75,13 @@ make_file() {
   head -c $(($2 * 1048576)) /dev/urandom >"$1"
 }
 
+# link_toml FILE KEY=VALUE...: a `weir emu` link file (the lab's scenario
+# format) with the same model in both directions.
+link_toml() {
+  local f=$1; shift
+  { echo "seed = 7"; for d in fwd rev; do echo "[link.$d]"; printf '%s\n' "$@"; done; } >"$f"
+}
+
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 fail() { echo "FAIL: $*"; exit 1; }

@@ -19,7 +19,6 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
 
 #include "command.h"
 #include "driver/clock.h"
@@ -29,6 +28,7 @@
 #include "link/tun.h"
 #include "sim/event_loop.h"
 #include "sim/link.h"
+#include "sim/scenario.h"
 #include "sim/units.h"
 
 namespace weir::cli {
@@ -36,86 +36,27 @@ namespace {
 
 using driver::ErrorHistogram;
 
-// Reads one direction's keys from a TOML table into `cfg` (keys absent from
-// the table keep their value, so [a_to_b] overrides [link]).
-std::string read_link_table(const toml::table& t, sim::LinkConfig& cfg) {
-  std::string err;
-  auto text = [&](const char* key) -> std::optional<std::string> {
-    if (auto s = t[key].value<std::string>()) return s;
-    if (auto d = t[key].value<double>()) return fmt::format("{}", *d);
-    return std::nullopt;
-  };
-  auto rate = [&](const char* key, uint64_t& out) {
-    if (auto s = text(key)) {
-      auto r = sim::parse_rate(*s);
-      if (r) out = static_cast<uint64_t>(*r); else err = fmt::format("{}: {}", key, r.error());
-    }
-  };
-  auto dur = [&](const char* key, Duration& out) {
-    if (auto s = text(key)) {
-      auto r = sim::parse_duration(*s);
-      if (r) out = *r; else err = fmt::format("{}: {}", key, r.error());
-    }
-  };
-  auto frac = [&](const char* key, double& out) {
-    if (auto s = text(key)) {
-      auto r = sim::parse_fraction(*s);
-      if (r) out = *r; else err = fmt::format("{}: {}", key, r.error());
-    }
-  };
-  rate("rate", cfg.rate_bps);
-  rate("access_rate", cfg.access_rate_bps);
-  dur("delay", cfg.delay);
-  dur("jitter", cfg.jitter);
-  frac("loss", cfg.loss);
-  frac("reorder", cfg.reorder);
-  dur("reorder_hold", cfg.reorder_hold);
-  frac("duplicate", cfg.duplicate);
-  frac("corrupt", cfg.corrupt);
-  dur("codel_target", cfg.codel.target);
-  dur("codel_interval", cfg.codel.interval);
-  if (auto v = t["jitter_reorder"].value<bool>()) cfg.jitter_reorder = *v;
-  if (auto v = t["reorder_gap"].value<int64_t>()) cfg.reorder_gap = static_cast<uint32_t>(*v);
-  if (auto v = t["queue"].value<int64_t>()) cfg.queue_packets = static_cast<uint32_t>(*v);
-  if (auto v = t["queue_packets"].value<int64_t>()) cfg.queue_packets = static_cast<uint32_t>(*v);
-  if (auto s = text("queue_bytes")) {
-    auto r = sim::parse_size(*s);
-    if (r) cfg.queue_bytes = *r; else err = fmt::format("queue_bytes: {}", r.error());
-  }
-  if (auto s = t["aqm"].value<std::string>()) {
-    if (*s == "codel") cfg.aqm = sim::Aqm::kCoDel;
-    else if (*s == "droptail" || *s == "fifo") cfg.aqm = sim::Aqm::kDropTail;
-    else err = fmt::format("aqm: '{}' is not codel or droptail", *s);
-  }
-  return err;
-}
-
 struct EmuConfig {
   sim::LinkConfig a_to_b, b_to_a;
   uint64_t seed = 1;
 };
 
+// The link file is a lab scenario (docs/lab.md): [link.fwd] is A -> B (A is
+// the client/sender side), [link.rev] is B -> A, `seed` seeds the models.
+// The lab's own loader reads it, so the keys, units and error messages are
+// the lab's; a link-only file gets a placeholder flow appended, since the
+// loader insists on one (emu has no flows of its own).
 Expected<EmuConfig, std::string> load_emu_config(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    return Unexpected(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
-  }
+  std::ifstream in(path);
+  if (!in) return Unexpected(fmt::format("cannot read {}", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.find("[[flow]]") == std::string::npos) text += "\n[[flow]]\n";
+  auto sc = sim::parse_scenario(text, path);
+  if (!sc) return Unexpected(sc.error());
   EmuConfig c;
-  if (auto s = root["seed"].value<int64_t>()) c.seed = static_cast<uint64_t>(*s);
-  for (auto* cfg : {&c.a_to_b, &c.b_to_a}) {
-    if (auto* t = root["link"].as_table()) {
-      std::string e = read_link_table(*t, *cfg);
-      if (!e.empty()) return Unexpected(fmt::format("{} [link]: {}", path, e));
-    }
-  }
-  for (auto [name, cfg] : {std::pair{"a_to_b", &c.a_to_b}, std::pair{"b_to_a", &c.b_to_a}}) {
-    if (auto* t = root[name].as_table()) {
-      std::string e = read_link_table(*t, *cfg);
-      if (!e.empty()) return Unexpected(fmt::format("{} [{}]: {}", path, name, e));
-    }
-  }
+  c.a_to_b = sc->fwd;
+  c.b_to_a = sc->rev;
+  c.seed = sc->seeds.empty() ? 1 : sc->seeds.front();
   return c;
 }
 
@@ -245,7 +186,7 @@ Register reg("emu", [](CLI::App& app) -> std::function<int()> {
   auto args = std::make_shared<EmuArgs>();
   app.add_option("--a", args->a, "side A: NETNS:TUN")->required();
   app.add_option("--b", args->b, "side B: NETNS:TUN")->required();
-  app.add_option("--link", args->link, "link model (TOML: [link], [a_to_b], [b_to_a], seed)")->required();
+  app.add_option("--link", args->link, "link model: a lab scenario file ([link.fwd] = A->B, [link.rev] = B->A, seed)")->required();
   app.add_option("--duration", args->duration_s, "stop after this many seconds (default: until signalled)");
   app.add_option("--spin-us", args->spin_us, "busy-poll this long before each departure (timing fidelity)");
   app.add_option("--rt-prio", args->rt_prio, "run under SCHED_FIFO at this priority (1-99)");

@@ -1,0 +1,60 @@
+// The HTTP/1.1 pieces `weir serve --app http` and `weir fetch` need (RFC
+// 9110 semantics, RFC 9112 message syntax): request and response heads,
+// byte ranges, URLs with IP-literal hosts, and mapping a target to a file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "weir/addr.h"
+#include "weir/expected.h"
+
+namespace weir::driver::http {
+
+struct Head {
+  // Request: method, target, version. Response: version, status, reason.
+  std::string a, b, c;
+  std::vector<std::pair<std::string, std::string>> fields;
+  // Case-insensitive field lookup (RFC 9110 §5.1); the first occurrence.
+  std::optional<std::string_view> field(std::string_view name) const;
+};
+
+// Parses a message head (everything before the blank line, which must not
+// be included). Returns the reason on malformed input.
+Expected<Head, std::string> parse_head(std::string_view text);
+
+// RFC 9112 §9.3: HTTP/1.1 persists unless "Connection: close"; HTTP/1.0
+// only with "Connection: keep-alive".
+bool keep_alive(const Head& request_or_response, std::string_view version);
+
+// A single byte range, inclusive at both ends (RFC 9110 §14.1.2).
+struct ByteRange {
+  uint64_t first = 0, last = 0;
+};
+enum class RangeResult { kNone, kOk, kUnsatisfiable };
+// Interprets a Range field against a representation of `size` bytes. Only
+// single ranges are served; other forms are ignored (the whole file is sent,
+// which RFC 9110 §14.2 allows).
+RangeResult parse_range(std::string_view value, uint64_t size, ByteRange* out);
+
+struct Url {
+  IpAddr addr;
+  std::string host;  // as written (for the Host field)
+  uint16_t port = 80;
+  std::string target = "/";
+};
+// "http://192.0.2.1:8080/x", "http://[fd00::1]/y". Hosts must be IP literals:
+// weir has no resolver.
+Expected<Url, std::string> parse_url(std::string_view url);
+
+// Maps a request target onto a file under `root`: percent-decodes, drops the
+// query, refuses ".." segments and NULs. Empty when refused.
+std::optional<std::string> target_to_path(const std::string& root, std::string_view target);
+
+std::string_view reason_phrase(int status);
+
+}  // namespace weir::driver::http

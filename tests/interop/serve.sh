@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# weir on a TUN device against the Linux kernel's own TCP, in a private
+# network namespace, over IPv4 and IPv6:
+#   serve.sh http  COMBO   curl downloads a file from `weir serve --app http`
+#                          (whole, then a Range), sha256 must match
+#   serve.sh fetch COMBO   `weir fetch` downloads from python3 -m http.server
+#   serve.sh echo  COMBO   nc sends a file to `weir serve --app echo` and gets
+#                          the same bytes back
+# COMBO sets Linux's options in the namespace: default | nosack | nots |
+# nows | none (all three off). MB sets the size (default 10).
+set -u
+. "$(dirname "$0")/lib.sh"
+MODE=$1 COMBO=${2:-default}
+interop_init "$MODE-$COMBO"
+MB=${MB:-10}
+N=$(ns_add k)
+case $COMBO in
+  default) ;;
+  nosack) ip netns exec "$N" sysctl -qw net.ipv4.tcp_sack=0 ;;
+  nots) ip netns exec "$N" sysctl -qw net.ipv4.tcp_timestamps=0 ;;
+  nows) ip netns exec "$N" sysctl -qw net.ipv4.tcp_window_scaling=0 ;;
+  none) for k in tcp_sack tcp_timestamps tcp_window_scaling; do ip netns exec "$N" sysctl -qw net.ipv4.$k=0; done ;;
+  *) fail "unknown combo $COMBO" ;;
+esac
+mkdir -p "$WORK/www"
+make_file "$WORK/www/blob" "$MB"
+WANT=$(sha "$WORK/www/blob")
+W4=192.0.2.1 W6=fd00:77::1 K4=192.0.2.2 K6=fd00:77::2
+CTL="$WORK/ctl.sock"
+
+serve() {  # serve APP [DIR]: weir in the namespace, configuring the kernel side itself
+  bg weir "$WEIR" serve --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 --peer $K4/24 --peer $K6/64 \
+    --control "$CTL" --app "$@"
+  WEIR_PID=$LAST_PID
+  wait_for 10 test -S "$CTL" || fail "weir serve did not start"
+  wait_for 5 ip netns exec "$N" ip -6 addr show dev wt | grep -q "$K6" || fail "no kernel address"
+}
+
+stop_weir() {  # SIGTERM: connections closed, counters printed, exit 0
+  kill -TERM "$WEIR_PID"
+  wait "$WEIR_PID" || fail "weir serve exited with $?"
+  grep -q '^#kernel' "$WORK/weir.log" || fail "no counters printed on shutdown"
+}
+
+case $MODE in
+http)
+  serve http "$WORK/www" --port 8080
+  for url in "http://$W4:8080/blob" "http://[$W6]:8080/blob"; do
+    rm -f "$WORK/got"
+    timeout 12 ip netns exec "$N" curl -sSf --max-time 12 -o "$WORK/got" "$url" || fail "curl $url"
+    [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
+    echo "ok: curl $url ($MB MB, $COMBO)"
+  done
+  # A range and keep-alive: two requests on one connection.
+  ip netns exec "$N" curl -sSf --max-time 10 -r 1000-1999 -o "$WORK/part" "http://$W4:8080/blob" \
+    -o "$WORK/part2" "http://$W4:8080/blob" || fail "curl range"
+  cmp -s "$WORK/part" <(tail -c +1001 "$WORK/www/blob" | head -c 1000) || fail "range bytes differ"
+  [ "$(sha "$WORK/part2")" = "$WANT" ] || fail "second request on the kept-alive connection"
+  echo "ok: range and keep-alive"
+  stop_weir ;;
+fetch)
+  (cd "$WORK/www" && exec ip netns exec "$N" python3 -m http.server -b :: 8081) >"$WORK/http.log" 2>&1 &
+  PIDS+=($!)
+  ip netns exec "$N" ip tuntap add dev wt mode tun
+  ip netns exec "$N" ip addr add $K4/24 dev wt
+  ip netns exec "$N" ip -6 addr add $K6/64 dev wt nodad
+  ip netns exec "$N" ip link set wt up
+  wait_for 10 ip netns exec "$N" curl -sf -o /dev/null "http://$K4:8081/" || fail "python http.server did not start"
+  for url in "http://$K4:8081/blob" "http://[$K6]:8081/blob"; do
+    rm -f "$WORK/got"
+    timeout 12 "$WEIR" fetch --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 -o "$WORK/got" --sha256 "$WANT" \
+      --timeout 11 "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+    [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
+    grep -q "^$WANT" "$WORK/fetch.log" || fail "weir fetch did not print the sha256"
+    echo "ok: weir fetch $url ($MB MB, $COMBO)"
+  done ;;
+echo)
+  command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
+  serve echo --port 7007
+  head -c $((MB * 1048576 / 4)) "$WORK/www/blob" >"$WORK/small"
+  for host in $W4 $W6; do
+    rm -f "$WORK/back"
+    timeout 12 ip netns exec "$N" nc -N -w 10 "$host" 7007 <"$WORK/small" >"$WORK/back" || fail "nc $host"
+    cmp -s "$WORK/small" "$WORK/back" || fail "echo differs ($host): $(stat -c %s "$WORK/back") bytes back"
+    echo "ok: nc echo via $host ($COMBO)"
+  done
+  stop_weir ;;
+*) fail "unknown mode $MODE" ;;
+esac
+echo PASS
