@@ -104,6 +104,9 @@ struct AckResult {
   uint32_t delivered_packets = 0;
   bool retrans_data_acked = false;  // FLAG_RETRANS_DATA_ACKED
   bool orig_data_delivered = false; // a never-retransmitted packet delivered
+  // The lowest end sequence of those (Linux FLAG_ORIG_SACK_ACKED compares it
+  // with high_seq).
+  std::optional<Seq32> orig_delivered_low_end;
   // RTT samples from never-retransmitted packets only (Karn, RFC 6298 §3):
   // `rtt_oldest` from the earliest sent (Linux seq_rtt / sack_rtt, fed to
   // the RTO estimator), `rtt_newest` from the latest sent (Linux ca_rtt).

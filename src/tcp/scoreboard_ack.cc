@@ -168,7 +168,12 @@ void Scoreboard::mark_sacked(uint32_t n, AckResult& r, Seq32 prior_fack) {
 }
 
 void Scoreboard::note_delivered(const ScoreboardEntry& e, AckResult& r, bool) {
-  if (!e.ever_retrans()) r.orig_data_delivered = true;
+  if (!e.ever_retrans()) {
+    r.orig_data_delivered = true;
+    if (!r.orig_delivered_low_end || e.seq.end < *r.orig_delivered_low_end) {
+      r.orig_delivered_low_end = e.seq.end;
+    }
+  }
   if (!r.latest_delivered ||
       sent_after(e.xmit_time, e.seq.end, r.latest_delivered->xmit_time,
                  r.latest_delivered->end_seq)) {

@@ -82,7 +82,8 @@ class Conn {
     auto out = machine_.on_ack(in, sb_, cc_, tp_, mib_);
     EXPECT_EQ(sb_.check_invariants(), "");
     if (machine_.in_cwnd_reduction()) {
-      machine_.cwnd_reduction(tp_, in.sb.delivered_packets, out.newly_lost, in.sb.una_advanced,
+      machine_.cwnd_reduction(tp_, in.sb.delivered_packets + out.reno_delivered, out.newly_lost,
+                              in.sb.una_advanced,
                               sb_.in_flight());
     }
     if (out.rexmit == recovery::Rexmit::kLost && auto_retransmit) retransmit_lost();
@@ -106,6 +107,22 @@ class Conn {
     EXPECT_EQ(sb_.check_invariants(), "");
     return sent;
   }
+
+  // RACK's reordering timer fired.
+  recovery::RecoveryResult reo_timeout() {
+    auto out = machine_.on_reo_timeout(now_, sb_.high_ack(), sb_.high_data(), Duration::ms(300),
+                                       min_rtt, srtt, sb_, cc_, tp_, mib_);
+    EXPECT_EQ(sb_.check_invariants(), "");
+    if (out.rexmit == recovery::Rexmit::kLost && auto_retransmit) retransmit_lost();
+    return out;
+  }
+  // A TLP probe retransmitting the last packet.
+  void send_probe() {
+    const SeqRange r = sb_.at(sb_.size() - 1).seq;
+    EXPECT_TRUE(sb_.on_retransmit(r, kMss, now_, {}, RetransmitKind::kProbe).has_value());
+    machine_.on_probe_sent(sb_.high_data(), true);
+  }
+  FakeCc& cc() { return cc_; }
 
   void rto(uint32_t retransmits = 0) {
     recovery::RtoInput in;

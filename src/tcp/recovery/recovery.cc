@@ -193,6 +193,7 @@ bool RecoveryMachine::alert_default(Ctx& c, bool& fast_rexmit) {
 void RecoveryMachine::add_reno_sack(Ctx& c) {
   for (uint32_t i = 0; i < c.num_dupack; ++i) {
     const auto d = c.sb.reno_add_dupack();
+    c.out.reno_delivered += d.delivered;
     if (d.limited) reord_.on_reno_reordering(c.sb.packets_out(), 0, c.mib);
   }
 }
@@ -225,7 +226,10 @@ void RecoveryMachine::process_loss(Ctx& c) {
     FrtoAck f;
     // Non-SACK: a retransmission among the ACKed packets leaves it unclear
     // which copy arrived (Linux clears FLAG_ORIG_SACK_ACKED).
-    f.orig_data_delivered = c.in.sb.orig_data_delivered && (cfg_.sack || !c.in.sb.retrans_data_acked);
+    // Linux FLAG_ORIG_SACK_ACKED: original data sent before high_seq.
+    f.orig_data_delivered = c.in.sb.orig_delivered_low_end &&
+                            *c.in.sb.orig_delivered_low_end <= high_seq_ &&
+                            (cfg_.sack || !c.in.sb.retrans_data_acked);
     f.data_sacked = c.data_sacked;
     f.num_dupack = c.num_dupack;
     f.snd_una_advanced = c.una_advanced;

@@ -71,6 +71,9 @@ enum class Rexmit : uint8_t {
 struct RecoveryResult {
   Rexmit rexmit = Rexmit::kNone;
   uint32_t newly_lost = 0;        // packets marked lost (rate sample "losses")
+  // Non-SACK: packets the duplicate ACKs stand for (Linux tcp_add_reno_sack()
+  // counts them delivered); add to the ACK's delivered count.
+  uint32_t reno_delivered = 0;
   // RACK's reordering timer; when set the engine arms it in place of the
   // RTO/TLP timer (Linux clears FLAG_SET_XMIT_TIMER).
   Time reo_timeout = Time::never();
