@@ -104,7 +104,7 @@ SocketId Harness::passive_open(const PeerOpts& o, uint16_t syn_win) {
   Tx synack = expect_tx();
   EXPECT_TRUE(synack.has(SYN) && synack.has(ACK)) << describe(synack);
   iss_ = synack.h.seq;
-  inject(ACK, 1, 1);
+  inject(ACK, 1, 1, 0, syn_win);
   auto s = stack_->accept(now_, listener, nullptr);
   EXPECT_TRUE(s.has_value());
   return s ? *s : kNoSocket;
