@@ -8,10 +8,11 @@ namespace weir::wire {
 namespace {
 
 // A 20-byte header followed by `opts`, data offset set to cover them.
-std::vector<uint8_t> header_with(std::vector<uint8_t> opts) {
-  std::vector<uint8_t> b{0x00, 0x50, 0x1f, 0x90, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0x12, 0x10, 0x00,
-                         0, 0, 0, 0};
-  b.insert(b.end(), opts.begin(), opts.end());
+std::vector<uint8_t> header_with(const std::vector<uint8_t>& opts) {
+  static constexpr uint8_t kFixed[20] = {0x00, 0x50, 0x1f, 0x90, 0, 0, 0, 1, 0, 0,
+                                         0,    2,    0,    0x12, 0x10, 0x00, 0, 0, 0, 0};
+  std::vector<uint8_t> b(sizeof kFixed + opts.size());
+  for (size_t i = 0; i < b.size(); ++i) b[i] = i < sizeof kFixed ? kFixed[i] : opts[i - sizeof kFixed];
   b[12] = static_cast<uint8_t>((b.size() / 4) << 4);
   return b;
 }
