@@ -237,6 +237,8 @@ class Scoreboard {
 
   // Recomputes every count by a walk and compares; empty string when all
   // agree, otherwise a description. Cheap enough for tests after every op.
+  // Builds without NDEBUG (or with WEIR_SCOREBOARD_CHECKS) run it after
+  // every on_ack() and abort on a mismatch.
   std::string check_invariants() const;
 
  private:

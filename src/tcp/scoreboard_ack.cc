@@ -1,6 +1,8 @@
 // Scoreboard: ACK processing (SACK tagging, D-SACK, cumulative ACK) and the
 // invariant checker.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -45,6 +47,13 @@ AckResult Scoreboard::on_ack(Seq32 ack, std::span<const SeqRange> blocks, Time n
   }
   finish_rtt(r, now);
   r.highest_sacked_end = highest_sacked_end();
+#if !defined(NDEBUG) || defined(WEIR_SCOREBOARD_CHECKS)
+  // Debug and test builds: recount everything after every ACK.
+  if (std::string err = check_invariants(); !err.empty()) {
+    std::fprintf(stderr, "weir scoreboard invariant broken: %s\n", err.c_str());
+    std::abort();
+  }
+#endif
   return r;
 }
 

@@ -242,6 +242,44 @@ TEST(Recovery, SackedHeadAfterCumulativeAckSuspectsReneging) {
   EXPECT_TRUE(c.machine().is_sack_reneg());
 }
 
+// RFC 3042 limited transmit falls out of Linux's accounting: each duplicate
+// ACK counts a packet as delivered, so the flight shrinks and one new packet
+// may go out within an unchanged cwnd.
+TEST(Recovery, LimitedTransmitLetsOneNewPacketOutPerDuplicateAck) {
+  for (bool sack : {false, true}) {
+    Conn c(sack);
+    c.send(10);
+    c.advance(Duration::ms(100));
+    EXPECT_EQ(c.sb().in_flight(), c.tp().snd_cwnd);
+    if (sack) c.ack(0, {{1000, 2000}}); else c.ack(0);
+    EXPECT_EQ(c.state(), CaState::Disorder);
+    EXPECT_EQ(c.tp().snd_cwnd, 10u) << "cwnd unchanged (RFC 3042 §2)";
+    EXPECT_EQ(c.sb().in_flight(), 9u) << "room for one new packet";
+    c.send(1);
+    if (sack) c.ack(0, {{1000, 3000}}); else c.ack(0);
+    EXPECT_EQ(c.sb().in_flight(), 9u);
+    EXPECT_EQ(c.state(), CaState::Disorder);
+  }
+}
+
+// Linux tcp_try_undo_partial(): a partial ACK whose echo predates the first
+// retransmission shows the hole was filled by the delayed original.
+TEST(Recovery, PartialAckEchoingOriginalUndoesWhenNoRetransmissionIsOut) {
+  Conn c(true);
+  c.send(10, Duration::ms(1));  // TSvals 1000..1009
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}}, 1001u);
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  ASSERT_EQ(c.sb().retrans_out(), 1u);
+  c.advance(Duration::ms(10));
+  c.ack(4000, {}, 1000u);  // the original packet 1 arrived late
+  EXPECT_EQ(c.count(Counter::TcpExtTCPPartialUndo), 1u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPTSReorder), 1u);
+  EXPECT_NE(c.state(), CaState::Recovery);
+  EXPECT_EQ(c.tp().snd_ssthresh, cc::kInfiniteSsthresh);
+  EXPECT_EQ(c.tp().snd_cwnd, 10u);
+}
+
 TEST(Recovery, LossProbeTimeoutFollowsState) {
   Conn c(true);
   c.send(5);
