@@ -221,7 +221,8 @@ uint32_t Receiver::compute_window() const {
   }
   free = std::min(free, rcv_ssthresh_);
   if (rcv_wscale_ != 0) {
-    // RFC 7323 §2.4: announce enough that the shift does not round it away.
+    // RFC 7323 §2.4 / Appendix F: a window that is not a multiple of the
+    // scale unit is rounded UP, so the shift does not take bytes away from it.
     return static_cast<uint32_t>(std::min<uint64_t>((uint64_t{free} + gran - 1) / gran * gran,
                                                     max_window()));
   }
@@ -245,7 +246,7 @@ void Receiver::damp_quickack() {
 // the peer computes from the header (Linux may record a few bytes more than
 // it announces). A window smaller than what is left of the last one is never
 // announced (RFC 9293 §3.8.6.2.2 MUST-35 "never shrink"): the remaining window
-// is rounded UP to the scale unit (RFC 7323 §2.4), so the edge never moves
+// is rounded UP to the scale unit (RFC 7323 §2.4, Appendix F), so the edge never moves
 // left, even by the few bytes seed 000's Inferno receiver lost to rounding.
 uint16_t Receiver::select_window(Counters& c) {
   flush_counters(c);

@@ -13,6 +13,22 @@
 // tcp_grow_window, tcp_rcv_space_adjust, tcp_event_data_recv,
 // __tcp_ack_snd_check, tcp_cleanup_rbuf, tcp_sack_new_ofo_skb, tcp_dsack_set.
 //
+// Deliberate differences from Linux (each also noted where it is coded):
+//  - Memory is charged by payload bytes (plus a fixed 256 bytes per held
+//    out-of-order range) instead of skb truesize; the window budget is the
+//    tcp_adv_win_scale share of the buffer (Linux's default 50% ratio).
+//  - Text past the advertised right edge is trimmed (RFC 9293 §3.10.7.4);
+//    Linux keeps it when memory allows.
+//  - The recorded rcv.wnd is always a whole number of scale units, so the
+//    recorded right edge is exactly the one the peer computes, and it never
+//    moves left, not even under memory pressure (Linux may announce a zero
+//    window then; here in-order data over the buffer is dropped and counted
+//    as TcpExtTCPRcvQDrop while the edge stays).
+//  - SACK blocks are the held ranges ordered by their latest arrival; Linux
+//    remembers only 4 and forgets older ones.
+//  - A FIN in sequence is ACKed at once (what Linux does on the wire in
+//    packetdrill's close/ and shutdown/ scripts).
+//
 // Calling protocol (what the connection does):
 //   1. Before sending SYN or SYN-ACK: `select_initial_window(advmss, wscale_ok)`;
 //      put `syn_window()` (never scaled, RFC 7323 §2.2) and, if offered,
@@ -206,6 +222,7 @@ class Receiver {
   Seq32 rcv_nxt() const { return rcv_nxt_; }           // RFC 9293 RCV.NXT
   uint32_t rcv_wnd() const { return rcv_wnd_; }        // last advertised (bytes)
   Seq32 right_edge() const { return rcv_wup_ + rcv_wnd_; }
+  Seq32 rcv_wup() const { return rcv_wup_; }  // rcv.nxt at the last announcement (Last.ACK.sent)
   uint32_t receive_window() const;  // what is left of the advertised window
   uint8_t rcv_wscale() const { return rcv_wscale_; }
   uint32_t window_clamp() const { return window_clamp_; }
