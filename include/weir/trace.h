@@ -43,6 +43,14 @@ struct TraceSample {
   uint64_t delivery_rate;  // bytes/s
   uint64_t a;
   uint64_t b;
+  // Congestion-control state (filled by cc::fill_trace).
+  uint64_t pacing_rate;      // bytes/s (tcpi_pacing_rate)
+  uint32_t cubic_wmax;       // segments
+  uint32_t cubic_k_ms;
+  uint64_t cubic_epoch_start_ms;
+  uint8_t bbr_mode;          // 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT
+  uint64_t bbr_bw;           // bytes/s
+  uint32_t bbr_min_rtt_us;
 };
 
 class TraceSink {

@@ -6,6 +6,7 @@
 
 #include "pipe_helper.h"
 #include "tcp/cc/bbr.h"
+#include "tcp/cc/cubic.h"
 
 namespace weir::cc {
 namespace {
@@ -306,6 +307,41 @@ TEST(Bbr, OwnsCwndSoTheEngineSkipsPrrAndPacingUpdate) {
   tp.snd_cwnd = 80;
   slow_start_after_idle_check(bbr, tp, Duration::ms(200), 10, true, at(Duration::s(10)));
   EXPECT_EQ(tp.snd_cwnd, 80u);
+}
+
+}  // namespace
+}  // namespace weir::cc
+
+namespace weir::cc {
+namespace {
+
+TEST(Trace, FillTraceCarriesTheAlgorithmsState) {
+  Bbr bbr;
+  test::Pipe pipe(bbr, path());
+  pipe.run_until([&] { return bbr.state().mode == Mode::ProbeBw; }, at(Duration::s(5)));
+  TraceSample s{};
+  fill_trace(bbr, pipe.tp, s);
+  EXPECT_EQ(s.bbr_mode, 2u);
+  EXPECT_NEAR(static_cast<double>(s.bbr_bw), 1e6, 1e4);
+  EXPECT_EQ(s.bbr_min_rtt_us, 51000u);
+  EXPECT_EQ(s.pacing_rate, pipe.tp.pacing_rate);
+  EXPECT_GT(s.pacing_rate, 0u);
+
+  Cubic cubic;
+  CcState tp;
+  tp.snd_cwnd = 100;
+  cubic.ssthresh(tp, Time::zero());
+  tp.snd_cwnd = 70;
+  tp.snd_ssthresh = 70;
+  tp.is_cwnd_limited = true;
+  Counters mib;
+  cubic.cong_avoid(tp, Seq32(0), 1, at(Duration::s(2)), mib);
+  TraceSample c{};
+  fill_trace(cubic, tp, c);
+  EXPECT_EQ(c.cubic_wmax, 100u);
+  EXPECT_NEAR(c.cubic_k_ms, 4216, 5);
+  EXPECT_EQ(c.cubic_epoch_start_ms, 2000u);
+  EXPECT_EQ(c.bbr_mode, 0u);
 }
 
 }  // namespace

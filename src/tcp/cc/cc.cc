@@ -21,6 +21,18 @@ bool cc_available(std::string_view name) {
   return name == "reno" || name == "cubic" || name == "bbr";
 }
 
+void fill_trace(const CongestionControl& cc, const CcState& tp, TraceSample& s) {
+  TcpInfo info;
+  cc.get_info(info);
+  s.pacing_rate = tp.pacing_rate;
+  s.cubic_wmax = info.cubic_wmax;
+  s.cubic_k_ms = info.cubic_k_ms;
+  s.cubic_epoch_start_ms = info.cubic_epoch_start_ms;
+  s.bbr_mode = info.bbr_mode;
+  s.bbr_bw = info.bbr_bw;
+  s.bbr_min_rtt_us = info.bbr_min_rtt;
+}
+
 bool is_cwnd_limited(const CcState& tp) {
   if (tp.is_cwnd_limited) return true;
   // In slow start, let cwnd grow to twice what was actually in flight, so a

@@ -50,6 +50,9 @@
 //      (runs tcp_cwnd_restart(), which raises CaEvent::CwndRestart).
 //  * tcp_info: cc.get_info(info); tp.rate.fill_info(info, tp.mss);
 //      info.tcpi_pacing_rate = tp.pacing_rate.
+//  * Every trace sample: cc::fill_trace(cc, tp, sample). After each ACK, if
+//    tp.slow_start_exit_reason != 0: emit TraceEvent::kHystartExit
+//    (a = tp.snd_cwnd, b = the reason) and reset it to 0.
 // ---------------------------------------------------------------------------
 #pragma once
 
@@ -63,6 +66,7 @@
 #include "weir/seq.h"
 #include "weir/tcp_info.h"
 #include "weir/time.h"
+#include "weir/trace.h"
 
 namespace weir::cc {
 
@@ -214,6 +218,10 @@ class CongestionControl {
 std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOptions& opts = {});
 // True if make_cc() knows `name`.
 bool cc_available(std::string_view name);
+
+// Copies the pacing rate and the algorithm's state (CUBIC W_max, K, epoch;
+// BBR mode, bw, min RTT) into a trace sample, for the lab's time series.
+void fill_trace(const CongestionControl& cc, const CcState& tp, TraceSample& s);
 
 // ---- helpers shared by the algorithms and the engine (Linux tcp_cong.c) ----
 
