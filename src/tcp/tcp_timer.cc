@@ -159,7 +159,9 @@ void Connection::on_rto(Time now) {
   high_seq_ = snd_.nxt;
   dupacks_ = 0;
   ccs_.snd_cwnd = sb_.in_flight() + 1;  // Linux tcp_enter_loss: RFC 5681 §3.1 loss window
-  if (retrans_stamp_.is_never()) retrans_stamp_ = now;
+  // Linux retrans_stamp: when the head was last sent before this episode,
+  // so the give-up time counts from the original transmission.
+  if (retrans_stamp_.is_never()) retrans_stamp_ = sb_.empty() ? last_snd_data_ : sb_.at(0).xmit_time;
   if (!sb_.empty()) retransmit_lost(now);
   else retransmit_head(now);
   ++retransmits_;

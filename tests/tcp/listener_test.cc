@@ -1,0 +1,241 @@
+// Listeners (RFC 9293 §3.10.7.2): backlog, SYN cookies (RFC 4987), TIME-WAIT
+// reuse; ICMP (RFC 1191, RFC 8201, RFC 5461); minimum MSS; IPv6.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "tcp/harness_helper.h"
+#include "wire/checksum.h"
+
+namespace weir::test {
+namespace {
+
+using namespace wire::tcp_flag;
+
+void syn_from(Harness& t, uint16_t port, Seq32 isn, const PeerOpts& o = {}) {
+  wire::TcpHeader h;
+  h.src_port = port;
+  h.dst_port = 8080;
+  h.seq = isn;
+  h.flags = SYN;
+  h.window = 65535;
+  t.build_syn_options(h.options, o);
+  t.inject_raw(h);
+}
+
+SocketId listen_on(Harness& t, int backlog) {
+  SocketId l = *t.stack().socket();
+  t.stack().bind(l, Endpoint{t.local, 8080});
+  t.stack().listen(t.now(), l, backlog);
+  t.listener = l;
+  return l;
+}
+
+TEST(Listener, SynCookiesWhenSynQueueFullCompleteWithoutState) {
+  Harness t;
+  SocketId l = listen_on(t, 2);
+  syn_from(t, 1001, Seq32(100));
+  syn_from(t, 1002, Seq32(200));
+  t.clear_tx();
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtSyncookiesSent), 0u);
+  PeerOpts o;
+  o.wscale = 5;
+  syn_from(t, 1003, Seq32(300), o);  // queue full: a cookie
+  Tx sa = t.expect_tx();
+  ASSERT_TRUE(sa.has(SYN) && sa.has(ACK));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtSyncookiesSent), 1u);
+  ASSERT_TRUE(sa.h.options.ts.has_value());
+  EXPECT_EQ(sa.h.options.ts->val & 0xf, 5u);  // wscale in the TSval's low bits (Linux)
+  // The third ACK completes the connection from the cookie alone.
+  wire::TcpHeader h;
+  h.src_port = 1003;
+  h.dst_port = 8080;
+  h.seq = Seq32(301);
+  h.ack = sa.h.seq + 1;
+  h.flags = ACK;
+  h.window = 100;
+  h.options.ts = wire::TcpTimestamps{t.peer_tsval + 5, sa.h.options.ts->val};
+  t.inject_raw(h);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtSyncookiesRecv), 1u);
+  Endpoint peer;
+  auto s = t.stack().accept(t.now(), l, &peer);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(peer.port, 1003);
+  auto info = *t.stack().tcp_info(*s);
+  EXPECT_EQ(info.tcpi_state, 1);
+  EXPECT_EQ(info.tcpi_snd_wscale, 5);
+  EXPECT_EQ(info.tcpi_snd_wnd, 100u << 5);
+  // A forged ACK with a wrong cookie draws a reset and no connection.
+  h.src_port = 1004;
+  h.ack = sa.h.seq + 12345;
+  t.inject_raw(h);
+  EXPECT_TRUE(t.expect_tx().has(RST));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtSyncookiesFailed), 1u);
+}
+
+TEST(Listener, AcceptQueueOverflowDropsSyn) {
+  StackConfig cfg;
+  cfg.tcp_syncookies = 0;
+  Harness t(cfg);
+  listen_on(t, 1);
+  for (uint16_t p = 2000; p < 2002; ++p) {
+    syn_from(t, p, Seq32(p * 1000));
+    Tx sa = t.expect_tx();
+    wire::TcpHeader h;
+    h.src_port = p;
+    h.dst_port = 8080;
+    h.seq = Seq32(p * 1000 + 1);
+    h.ack = sa.h.seq + 1;
+    h.flags = ACK;
+    h.window = 1000;
+    h.options.ts = wire::TcpTimestamps{t.peer_tsval + static_cast<uint32_t>(t.now().ms()), sa.h.options.ts->val};
+    t.inject_raw(h);
+  }
+  // Accept queue holds backlog + 1 = 2 (Linux sk_acceptq_is_full); a third SYN is dropped.
+  syn_from(t, 2002, Seq32(5));
+  EXPECT_EQ(t.pending(), 0u) << describe(t.expect_tx());
+  EXPECT_GE(t.stack().counters().get(Counter::TcpExtListenOverflows), 1u);
+}
+
+TEST(Listener, NewerSynReusesTimeWait) {
+  Harness t;
+  SocketId s = t.passive_open();
+  t.stack().close(t.now(), s);
+  t.expect_tx();
+  t.inject(FIN | ACK, 1, 2);
+  t.expect_tx();  // TIME-WAIT now
+  t.advance(Duration::s(1));
+  // A new SYN on the same 4-tuple, with a higher timestamp: a new connection.
+  t.peer_isn_ = t.peer_isn_ + 100000;
+  syn_from(t, t.remote_port, t.peer_isn_);
+  Tx sa = t.expect_tx();
+  EXPECT_TRUE(sa.has(SYN) && sa.has(ACK));
+  EXPECT_EQ(sa.h.ack, t.peer_isn_ + 1);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTWRecycled), 1u);
+}
+
+TEST(Listener, ListenerCloseResetsUnacceptedChildren) {
+  Harness t;
+  SocketId l = listen_on(t, 8);
+  syn_from(t, 3000, Seq32(10));
+  Tx sa = t.expect_tx();
+  t.iss_ = sa.h.seq;
+  t.remote_port = 3000;
+  t.peer_isn_ = Seq32(10);
+  t.inject(ACK, 1, 1);
+  t.stack().close(t.now(), l);
+  Tx rst = t.expect_tx();
+  EXPECT_TRUE(rst.has(RST));
+  EXPECT_EQ(rst.h.dst_port, 3000);
+}
+
+std::vector<uint8_t> icmp_frag_needed(const Tx& ours, uint16_t mtu) {
+  // ICMP type 3 code 4 quoting our IP header and first 8 bytes of TCP.
+  std::vector<uint8_t> q = wire::build_tcp_packet(ours.ip, ours.h, ours.payload);
+  q.resize(28);
+  std::vector<uint8_t> icmp = {3, 4, 0, 0, 0, 0, static_cast<uint8_t>(mtu >> 8), static_cast<uint8_t>(mtu)};
+  icmp.insert(icmp.end(), q.begin(), q.end());
+  uint16_t c = wire::csum_fold(wire::csum_partial(icmp));
+  icmp[2] = static_cast<uint8_t>(c >> 8);
+  icmp[3] = static_cast<uint8_t>(c);
+  std::vector<uint8_t> ip = {0x45, 0, 0, 0, 0, 0, 0, 0, 64, 1, 0, 0, 192, 0, 2, 254, 192, 168, 0, 1};
+  const size_t total = ip.size() + icmp.size();
+  ip[2] = static_cast<uint8_t>(total >> 8);
+  ip[3] = static_cast<uint8_t>(total);
+  uint16_t hc = wire::csum_fold(wire::csum_partial(ip));
+  ip[10] = static_cast<uint8_t>(hc >> 8);
+  ip[11] = static_cast<uint8_t>(hc);
+  ip.insert(ip.end(), icmp.begin(), icmp.end());
+  return ip;
+}
+
+TEST(Icmp, FragNeededLowersMssAndResegmentsRetransmission) {
+  Harness t;
+  SocketId s = t.passive_open();
+  std::vector<uint8_t> d(1448 * 2, 3);
+  t.stack().send(t.now(), s, d);
+  Tx first = t.expect_tx();
+  t.expect_tx();
+  ASSERT_EQ(first.payload.size(), 1448u);
+  t.inject_bytes(icmp_frag_needed(first, 1000));
+  EXPECT_EQ(t.stack().counters().get(Counter::IcmpInDestUnreachs), 1u);
+  auto info = *t.stack().tcp_info(s);
+  EXPECT_EQ(info.tcpi_pmtu, 1000u);
+  EXPECT_EQ(info.tcpi_snd_mss, 1000u - 40 - 12);
+  ASSERT_GE(t.pending(), 1u);
+  Tx r = t.expect_tx();
+  EXPECT_EQ(t.rel_seq(r), 1u);
+  EXPECT_EQ(r.payload.size(), 948u);  // re-segmented to the new MSS
+  EXPECT_LE(r.ip.version == 4 ? r.payload.size() + 20 + 32 : 0, 1000u);
+}
+
+TEST(Icmp, UnreachableDuringSynSentFailsConnect) {
+  Harness t;
+  SocketId s = *t.stack().socket();
+  t.stack().connect(t.now(), s, Endpoint{t.remote, 80});
+  Tx syn = t.expect_tx();
+  auto pkt = icmp_frag_needed(syn, 0);
+  pkt[20] = 3;
+  pkt[21] = 1;  // host unreachable
+  pkt[22] = pkt[23] = 0;
+  std::span<uint8_t> icmp(pkt.data() + 20, pkt.size() - 20);
+  uint16_t c = wire::csum_fold(wire::csum_partial(icmp));
+  pkt[22] = static_cast<uint8_t>(c >> 8);
+  pkt[23] = static_cast<uint8_t>(c);
+  t.inject_bytes(pkt);
+  std::vector<uint8_t> b(4);
+  auto r = t.stack().recv(t.now(), s, b);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), Errc::kHostUnreach);
+}
+
+TEST(Mss, PeerCannotForceTinySegments) {
+  Harness t;
+  PeerOpts o;
+  o.mss = 10;  // below tcp_min_snd_mss
+  SocketId s = t.passive_open(o);
+  std::vector<uint8_t> d(1000, 1);
+  t.stack().send(t.now(), s, d);
+  Tx x = t.expect_tx();
+  // 48 (tcp_min_snd_mss) less the 12 bytes of timestamps.
+  EXPECT_EQ(x.payload.size(), 36u);
+  EXPECT_EQ(t.stack().tcp_info(s)->tcpi_snd_mss, 36u);
+}
+
+TEST(Mss, MissingMssOptionMeans536) {
+  Harness t;
+  PeerOpts o;
+  o.mss = std::nullopt;
+  o.ts = false;
+  SocketId s = t.passive_open(o);
+  EXPECT_EQ(t.stack().tcp_info(s)->tcpi_snd_mss, 536u);  // RFC 9293 §3.7.1
+}
+
+TEST(Ipv6, PassiveOpenOverIpv6) {
+  Harness t;
+  t.local = *IpAddr::parse("fd00::1");
+  t.remote = *IpAddr::parse("fd00::2");
+  t.stack().add_address(t.local);
+  SocketId l = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(l, Endpoint{t.local, 8080}), Errc::kOk);
+  t.stack().listen(t.now(), l, 8);
+  t.listener = l;
+  SocketId s = t.passive_open();
+  ASSERT_NE(s, kNoSocket);
+  std::vector<uint8_t> d(3000, 1);
+  t.stack().send(t.now(), s, d);
+  Tx x = t.expect_tx();
+  EXPECT_EQ(x.ip.version, 6);
+  EXPECT_EQ(x.payload.size(), 1500u - 40 - 20 - 12);
+}
+
+TEST(Ipv6, V4SocketRejectsV6Peer) {
+  Harness t;
+  SocketId s = *t.stack().socket(false);
+  EXPECT_EQ(t.stack().connect(t.now(), s, Endpoint{*IpAddr::parse("fd00::2"), 80}), Errc::kAfNoSupport);
+}
+
+}  // namespace
+}  // namespace weir::test
