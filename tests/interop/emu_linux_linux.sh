@@ -14,6 +14,7 @@ link_toml "$WORK/link.toml" "rate = \"${EMU_RATE:-200Mbit}\"" "delay = \"${EMU_D
   "loss = \"${EMU_LOSS:-0.5%}\"" "queue = 1000"
 bg emu ${EMU_PREFIX:-} "$WEIR" emu --a "$A:ta" --b "$B:tb" --link "$WORK/link.toml" --json "$WORK/emu.json"
 EMU=$LAST_PID
+wait_for 10 grep -q running "$WORK/emu.log" || fail "weir emu did not start"
 make_file "$WORK/blob" "${MB:-10}"
 cd "$WORK" && bg http ip netns exec "$B" python3 -m http.server -b :: 8080
 wait_for 10 ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8080/link.toml" || fail "http server not reachable through emu"

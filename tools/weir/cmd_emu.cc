@@ -50,7 +50,7 @@ Expected<EmuConfig, std::string> load_emu_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Unexpected(fmt::format("cannot read {}", path));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.find("[[flow]]") == std::string::npos) text += "\n[[flow]]\n";
+  if (text.find("[[flow]]") == std::string::npos) text += "\n[[flow]]\nbytes = 1\n";
   auto sc = sim::parse_scenario(text, path);
   if (!sc) return Unexpected(sc.error());
   EmuConfig c;
