@@ -239,8 +239,10 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
   if (!p.ip_unknown.empty()) stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
   bool syn_only = (p.flags & wire::tcp_flag::SYN) && !(p.flags & wire::tcp_flag::ACK);
   bool have_listener = std::any_of(fds_.begin(), fds_.end(), [](const auto& f) { return f.second.listener; });
-  if (syn_only && have_listener && conn_.accepted) {
-    // A new connection to the listener: a fresh remote port, fresh ISNs.
+  if (syn_only && have_listener && conn_.closed) {
+    // A new connection to the listener once the script closed the last one
+    // (packetdrill maps a SYN to the socket under test until then): a fresh
+    // remote port, fresh ISNs.
     conn_ = Conn{};
     conn_.known = true;
     conn_.local = {cfg_.local_ip, cfg_.bind_port};
@@ -248,13 +250,17 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
     local_off = 0;
   }
   if (syn_only) conn_.remote_isn = p.seq_start;
+  if ((p.flags & wire::tcp_flag::SYN) && p.len > 0)
+    stop(Outcome::kSkip, "SYN with data (TCP Fast Open) is not supported");
 
   wire::TcpHeader h;
   h.src_port = conn_.remote.port;
   h.dst_port = conn_.local.port;
   h.seq = Seq32(p.seq_start);
   h.flags = static_cast<uint8_t>(p.flags & 0xff);
-  if (p.ack) h.ack = Seq32(*p.ack + ((p.flags & wire::tcp_flag::ACK) ? local_off : 0));
+  // packetdrill maps the ack of every ACK-flagged packet, an omitted one as 0.
+  if (p.flags & wire::tcp_flag::ACK) h.ack = Seq32(p.ack.value_or(0) + local_off);
+  else if (p.ack) h.ack = Seq32(*p.ack);
   h.window = static_cast<uint16_t>(p.win.value_or(0));
   h.urgent = static_cast<uint16_t>(p.urg.value_or(0));
   wire::TcpOptions& o = h.options;
@@ -286,12 +292,18 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
       }
       case K::kFastOpen:
       case K::kFastOpenExp: {
+        if (p.flags & wire::tcp_flag::SYN) stop(Outcome::kSkip, "TCP Fast Open options are not supported");
         std::vector<uint8_t> cookie = hex_bytes(s.text);
         bool exp = s.kind == K::kFastOpenExp;
-        std::vector<uint8_t> raw = {exp ? wire::tcp_opt::EXP : wire::tcp_opt::FASTOPEN,
-                                    static_cast<uint8_t>((exp ? 4 : 2) + cookie.size())};
-        if (exp) raw.insert(raw.end(), {0xF9, 0x89});
-        raw.insert(raw.end(), cookie.begin(), cookie.end());
+        std::vector<uint8_t> raw;
+        raw.reserve(4 + cookie.size());
+        raw.push_back(exp ? wire::tcp_opt::EXP : wire::tcp_opt::FASTOPEN);
+        raw.push_back(static_cast<uint8_t>((exp ? 4 : 2) + cookie.size()));
+        if (exp) {
+          raw.push_back(0xF9);  // RFC 7413 §4.1.1 experimental magic 0xF989
+          raw.push_back(0x89);
+        }
+        for (uint8_t b : cookie) raw.push_back(b);
         add_raw_item(o, raw[0], raw);
         continue;
       }
@@ -340,6 +352,9 @@ std::string Runner::describe_live(const wire::TcpPacket& pk, uint32_t payload_le
 
 void Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
   if (p.icmp) stop(Outcome::kSkip, "outbound ICMP packets are not supported");
+  for (const OptionSpec& o : p.options)
+    if (o.kind == K::kFastOpen || o.kind == K::kFastOpenExp)
+      stop(Outcome::kSkip, "TCP Fast Open options are not supported");
   auto next_packet = [&](Time limit) -> bool {
     while (outq_.empty())
       if (!step_engine_once(limit)) return false;

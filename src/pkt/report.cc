@@ -34,12 +34,12 @@ std::string format_run(const ScriptRun& r, bool verbose) {
   const RunResult& res = r.result;
   std::string s = fmt::format("{} {} ({})", to_string(res.outcome), r.path, to_string(r.variant));
   if (res.outcome != Outcome::kPass) {
-    s += ": " + res.reason;
+    s += fmt::format(": {}", res.reason);
     if (res.line > 0) s += fmt::format("\n    {}:{}: {}", r.path, res.line, res.script_line);
-    for (const std::string& d : res.detail) s += "\n    " + d;
+    for (const std::string& d : res.detail) s += fmt::format("\n    {}", d);
   }
   if (verbose)
-    for (const std::string& l : res.log) s += "\n      " + l;
+    for (const std::string& l : res.log) s += fmt::format("\n      {}", l);
   return s;
 }
 
@@ -64,8 +64,8 @@ std::string format_summary_by_folder(const std::vector<ScriptRun>& runs, const s
     std::string base = fs::path(root).lexically_normal().string();
     std::string norm = fs::path(dir).lexically_normal().string();
     if (!base.empty() && norm.rfind(base, 0) == 0) norm = norm.substr(base.size());
-    while (!norm.empty() && norm.front() == '/') norm.erase(0, 1);
-    if (norm.empty()) norm = ".";
+    size_t first = norm.find_first_not_of('/');
+    norm = first == std::string::npos ? std::string(".") : norm.substr(first);
     Row& row = rows[norm];
     if (r.result.outcome == Outcome::kPass) ++row.pass;
     else if (r.result.outcome == Outcome::kFail) ++row.fail;

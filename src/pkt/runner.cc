@@ -137,7 +137,27 @@ void Runner::step_engine(Time until) {
   poll_pending();
 }
 
+// Linux wakes epoll waiters when data arrives or write space opens up, not
+// on every state change; an edge is a readiness bit turning on, or more
+// bytes becoming readable, between two samples.
+void Runner::sample_epoll() {
+  for (auto& [epfd, ep] : fds_) {
+    if (ep.kind != FdEntry::Kind::kEpoll) continue;
+    for (auto& [fdn, w] : ep.watches) {
+      auto it = fds_.find(fdn);
+      if (it == fds_.end()) continue;
+      uint32_t bits = stack_->poll(it->second.sock);
+      int inq = 0;
+      stack_->ioctl(it->second.sock, 0x541B /* SIOCINQ */, &inq);
+      if ((bits & ~w.last_bits) != 0 || inq > w.last_inq) w.edge_pending = true;
+      w.last_bits = bits;
+      w.last_inq = inq;
+    }
+  }
+}
+
 void Runner::poll_pending() {
+  sample_epoll();
   if (!pending_) return;
   int err = 0;
   const Event* saved = cur_;
@@ -193,8 +213,6 @@ RunResult Runner::run() {
     stack_cfg_.secret = 0x7765697270746bull;  // deterministic ISNs across runs
     stack_ = std::make_unique<Stack>(stack_cfg_, *this);
     stack_->add_address(cfg_.local_ip);
-    stack_->set_ready_callback(
-        [](void* ctx, SocketId s, uint32_t) { static_cast<Runner*>(ctx)->woken_.insert(s); }, this);
 
     bool first = true;
     const Event* last = nullptr;

@@ -56,6 +56,8 @@ struct FdEntry {
     int64_t data = 0;
     bool armed = true;       // EPOLLONESHOT not yet fired
     bool edge_pending = true;  // EPOLLET: a wake-up since the last report
+    uint32_t last_bits = 0;    // readiness when last sampled
+    int last_inq = 0;          // bytes readable when last sampled
   };
   std::map<int, Watch> watches;
 };
@@ -75,6 +77,7 @@ struct Conn {
   uint32_t first_script_ts_val = 0;
   uint32_t first_live_ts_val = 0;
   bool accepted = false;
+  bool closed = false;  // the script closed the socket under test
 };
 
 // A captured outbound datagram.
@@ -116,6 +119,7 @@ class Runner : public Netif {
   void step_engine(Time until);                 // run timers up to `until`
   bool step_engine_once(Time limit);            // one deadline <= limit; false if none
   void poll_pending();
+  void sample_epoll();  // EPOLLET: note readiness edges after every engine step
   void finish_pending(Time limit);
   Duration tolerance_for(Duration script_delta) const;
   void log(const std::string& line);
@@ -155,7 +159,6 @@ class Runner : public Netif {
   const Event* cur_ = nullptr;
   RunResult res_;
   int same_instant_ = 0;
-  std::set<SocketId> woken_;  // sockets whose readiness may have changed (epoll ET)
 };
 
 // The source line `line` (1-based) of `source`, trimmed.

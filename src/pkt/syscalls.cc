@@ -230,6 +230,7 @@ void SyscallCtx::socket_calls() {
     FdEntry& e = fd(0);
     Ret ret = e.kind == FdEntry::Kind::kEpoll ? Ret{} : from(r_.stack_->close(r_.now_, e.sock));
     r_.fds_.erase(f);
+    if (f == r_.sut_fd_) r_.conn_.closed = true;
     return run(false, [ret](Time) { return ret; });
   }
   if (n == "shutdown") {
@@ -264,6 +265,15 @@ void SyscallCtx::data_calls() {
     flags = flags_checked(eval(arg(2)));
   }
   if (len < 0 || len > (64 << 20)) fail(fmt::format("{}(): length {} out of range", n, len));
+  // A NULL buffer: the kernel's copy to or from user memory fails (EFAULT)
+  // when there is something to copy.
+  const Expr& buf = arg(1);
+  bool null_buf = (buf.kind == Expr::Kind::kWord && buf.text == "NULL") || (buf.kind == Expr::Kind::kInt && buf.num == 0);
+  if (null_buf && (n == "read" || n == "write" || n == "recv" || n == "send" || n == "recvfrom" || n == "sendto")) {
+    int inq = 0;
+    r_.stack_->ioctl(f.sock, 0x541B /* SIOCINQ */, &inq);
+    if (!is_read || inq > 0) return run(false, [](Time) { return Ret{-1, EFAULT}; });
+  }
   bool blocking = !f.nonblock && !(flags & sym::MSG_DONTWAIT);
   int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */);
   SocketId s = f.sock;
@@ -421,8 +431,17 @@ void SyscallCtx::epoll_calls() {
       if (const Expr* d = arg(3).field("fd")) w.data = eval(d->items[0]);
       else if (const Expr* d2 = arg(3).field("u64")) w.data = eval(d2->items[0]);
     }
-    if (op == sym::EPOLL_CTL_DEL) ep.watches.erase(target);
-    else ep.watches[target] = w;
+    if (op == sym::EPOLL_CTL_DEL) {
+      ep.watches.erase(target);
+    } else {
+      // ADD and MOD report a ready socket once, as ep_insert/ep_modify do.
+      auto t = r_.fds_.find(target);
+      if (t != r_.fds_.end()) {
+        w.last_bits = r_.stack_->poll(t->second.sock);
+        r_.stack_->ioctl(t->second.sock, 0x541B, &w.last_inq);
+      }
+      ep.watches[target] = w;
+    }
     return run(false, [](Time) { return Ret{}; });
   }
   // epoll_wait(epfd, {events=, fd=}, maxevents, timeout)
@@ -439,7 +458,6 @@ void SyscallCtx::epoll_calls() {
     for (auto& [fdn, w] : epp->watches) {
       auto it = r->fds_.find(fdn);
       if (it == r->fds_.end() || !w.armed) continue;
-      if (r->woken_.count(it->second.sock)) w.edge_pending = true;
       uint32_t got = r->stack_->poll(it->second.sock) & (w.events | ev::ERR | ev::HUP);
       if (!got || ((w.events & sym::EPOLLET) && !w.edge_pending)) continue;
       if (static_cast<int64_t>(events.size()) >= maxevents) break;
@@ -447,7 +465,6 @@ void SyscallCtx::epoll_calls() {
       w.edge_pending = false;
       if (w.events & sym::EPOLLONESHOT) w.armed = false;
     }
-    r->woken_.clear();
     if (events.empty() && now < deadline) return std::nullopt;
     if (!events.empty() && want.kind == Expr::Kind::kStruct) {
       SyscallCtx c(*r, *evp, *sp);
@@ -484,6 +501,7 @@ void SyscallCtx::dispatch() {
 void Runner::syscall(const Event& e, const SyscallSpec& s) {
   SyscallCtx c(*this, e, s);
   c.dispatch();
+  sample_epoll();
 }
 
 }  // namespace weir::pkt
