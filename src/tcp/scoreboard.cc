@@ -277,6 +277,9 @@ void Scoreboard::mark_lost(size_t index) {
 }
 
 void Scoreboard::on_rto(bool reneged, Time keep_if_sent_after) {
+  // Linux tcp_timeout_mark_lost(): a non-SACK peer's duplicate-ACK count is
+  // forgotten along with everything else.
+  reno_reset();
   if (reneged) {
     // Linux tcp_timeout_mark_lost(): SACK reneging forgets every SACK.
     for (size_t i = 0; i < size(); ++i) remove_flags(slab_[ring_at(i)].e, sb_flag::kSacked);
