@@ -9,6 +9,9 @@ namespace weir {
 
 template <typename E>
 struct Unexpected {
+  // A constructor, not only aggregate init, so `Unexpected(e)` also compiles
+  // under Clang 14, which lacks C++20 parenthesized aggregate initialization.
+  constexpr explicit Unexpected(E e) : error(std::move(e)) {}
   E error;
 };
 template <typename E>
