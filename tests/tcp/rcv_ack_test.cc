@@ -264,6 +264,24 @@ TEST(RcvAck, DrainingPushedSmallSegmentsSendsTheOwedAck) {
   EXPECT_TRUE(update);  // Linux tcp_cleanup_rbuf
 }
 
+// Linux __tcp_ack_snd_check: while fewer than SO_RCVLOWAT bytes are queued
+// the reader is waiting, so a second full segment is ACKed even when the
+// queued data shrinks the window (without SO_RCVLOWAT it would wait).
+TEST(RcvAck, UnmetRcvlowatKeepsAckingEverySecondSegmentOfUnreadData) {
+  auto second_of_pair_acked = [](uint32_t lowat) {
+    Rig rig(linux_defaults());
+    rig.send_ack();
+    if (lowat) rig.r.set_rcvlowat(lowat);
+    uint32_t off = drain_quickack(rig, 0);
+    rig.advance(Duration::ms(1));
+    EXPECT_FALSE(rig.deliver(off, 1460));
+    rig.advance(Duration::ms(1));
+    return rig.deliver(off + 1460, 1460);  // nothing read: the window shrinks
+  };
+  EXPECT_FALSE(second_of_pair_acked(0));
+  EXPECT_TRUE(second_of_pair_acked(20000));
+}
+
 TEST(RcvAck, DuplicateSegmentIsAckedAtOnceAndCountedAsLostDelayedAck) {
   Rig rig(linux_defaults());
   rig.send_ack();
