@@ -34,7 +34,7 @@ void Scoreboard::reset(Seq32 snd_una) {
   known_.clear();
   counts_ = {};
   reno_sacked_ = 0;
-  high_ack_ = high_data_ = high_rxt_ = rescue_rxt_ = snd_una;
+  high_ack_ = high_data_ = high_rxt_ = rescue_rxt_ = lost_hint_ = snd_una;
   have_highest_sack_ = false;
 }
 
@@ -273,6 +273,7 @@ void Scoreboard::mark_lost(size_t index) {
   } else {
     add_flags(e, sb_flag::kLost);
   }
+  note_lost_candidate(e);
   ts_update(n);
 }
 
@@ -335,10 +336,15 @@ std::optional<size_t> Scoreboard::find(Seq32 s) const {
 }
 
 std::optional<size_t> Scoreboard::next_lost(Seq32 from) const {
-  for (size_t i = lower_bound_end(from); i < size(); ++i) {
+  const bool from_hint = from <= lost_hint_;
+  for (size_t i = lower_bound_end(seq_max(from, lost_hint_)); i < size(); ++i) {
     const ScoreboardEntry& e = at(i);
-    if (e.lost() && !e.retrans() && !e.sacked()) return i;
+    if (e.lost() && !e.retrans() && !e.sacked()) {
+      if (from_hint) lost_hint_ = e.seq.begin;
+      return i;
+    }
   }
+  if (from_hint) lost_hint_ = high_data_;
   return std::nullopt;
 }
 

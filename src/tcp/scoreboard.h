@@ -280,6 +280,9 @@ class Scoreboard {
   void mark_sacked(uint32_t node, AckResult& r, Seq32 prior_fack);
   void dsack_block(SeqRange block, AckResult& r);
   void credit_if_held(uint32_t node);
+  void note_lost_candidate(const ScoreboardEntry& e) {
+    if (e.lost() && !e.retrans() && !e.sacked() && e.seq.begin < lost_hint_) lost_hint_ = e.seq.begin;
+  }
   void finish_rtt(AckResult& r, Time now) const;
 
   // Per-ACK scratch (reset by on_ack).
@@ -311,6 +314,9 @@ class Scoreboard {
   Seq32 high_data_;
   Seq32 high_rxt_;
   Seq32 rescue_rxt_;
+  // Every lost-not-retransmitted packet starts at or after this (Linux
+  // retransmit_skb_hint): next_lost() does not rescan repaired holes.
+  mutable Seq32 lost_hint_;
   Seq32 highest_sack_;       // start of the highest SACKed packet (Linux tp->highest_sack)
   Seq32 highest_sack_end_;   // its end
   bool have_highest_sack_ = false;

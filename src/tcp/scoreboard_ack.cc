@@ -86,6 +86,7 @@ void Scoreboard::dsack_block(SeqRange block, AckResult& r) {
     if (e.ever_retrans()) ++r.dsack_retrans_packets;
     if (e.retrans()) {
       remove_flags(e, sb_flag::kRetrans);
+      note_lost_candidate(e);
       ts_update(n);
     }
   }
@@ -279,6 +280,9 @@ std::string Scoreboard::check_invariants() const {
     if (i > 0 && !(at(i - 1).seq.end == e.seq.begin)) fail(fmt::format("gap before entry {}", i));
     if (e.sacked() && e.lost()) fail(fmt::format("entry {} both SACKed and lost", i));
     if (!sack_enabled_ && e.sacked()) fail("SACK flag on a non-SACK connection");
+    if (e.lost() && !e.retrans() && !e.sacked() && e.seq.begin < lost_hint_) {
+      fail(fmt::format("lost entry {} below the retransmit hint", i));
+    }
     const bool want_ts = !e.sacked() && !(e.lost() && !e.retrans());
     if (want_ts != node.in_ts) fail(fmt::format("entry {} tsorted membership wrong", i));
     ts_expected += want_ts;

@@ -281,6 +281,21 @@ TEST(Scoreboard, RandomWalkMatchesByteModel) {
         ASSERT_EQ(e.sacked(), all) << "step " << step << " entry " << i;
       }
       ASSERT_EQ(h.sb().packets_out(), h.sb().size());
+      // next_lost() (with its hint) against a plain scan.
+      const uint32_t from = una + (nxt > una ? 100 * pick(0, (nxt - una) / 100) : 0);
+      std::optional<size_t> want;
+      for (size_t i = 0; i < h.sb().size() && !want; ++i) {
+        const ScoreboardEntry& e = h.sb().at(i);
+        if (e.seq.end > h.seq(from) && e.lost() && !e.retrans() && !e.sacked()) want = i;
+      }
+      ASSERT_EQ(h.sb().next_lost(h.seq(from)), want) << "step " << step;
+      ASSERT_EQ(h.sb().next_lost(h.seq(una)), [&]() -> std::optional<size_t> {
+        for (size_t i = 0; i < h.sb().size(); ++i) {
+          const ScoreboardEntry& e = h.sb().at(i);
+          if (e.lost() && !e.retrans() && !e.sacked()) return i;
+        }
+        return std::nullopt;
+      }()) << "step " << step;
     }
   }
 }
