@@ -28,11 +28,12 @@ std::string ms(uint32_t us) { return fmt::format("{:g}", static_cast<double>(us)
 }  // namespace
 
 std::string ss_info_line(const TcpInfo& i) {
-  std::string o = "\t ";
-  o += i.ca_name.empty() ? "unknown" : i.ca_name;
-  if (i.tcpi_options & 4) o += fmt::format(" wscale:{},{}", i.tcpi_snd_wscale, i.tcpi_rcv_wscale);
+  // iproute2 order: options, congestion control, window scales, timers.
+  std::string o = "\t";
   if (i.tcpi_options & 1) o += " ts";
   if (i.tcpi_options & 2) o += " sack";
+  o += " " + (i.ca_name.empty() ? std::string("unknown") : i.ca_name);
+  if (i.tcpi_options & 4) o += fmt::format(" wscale:{},{}", i.tcpi_snd_wscale, i.tcpi_rcv_wscale);
   o += fmt::format(" rto:{:g} rtt:{}/{} ato:{:g} mss:{} pmtu:{} rcvmss:{} advmss:{} cwnd:{}",
                    i.tcpi_rto / 1000.0, ms(i.tcpi_rtt), ms(i.tcpi_rttvar), i.tcpi_ato / 1000.0,
                    i.tcpi_snd_mss, i.tcpi_pmtu, i.tcpi_rcv_mss, i.tcpi_advmss, i.tcpi_snd_cwnd);

@@ -6,6 +6,7 @@
 #   serve.sh fetch COMBO   `weir fetch` downloads from python3 -m http.server
 #   serve.sh echo  COMBO   nc sends a file to `weir serve --app echo` and gets
 #                          the same bytes back
+#   serve.sh ss    COMBO   `weir ss` lists a busy chargen connection and counters
 # COMBO sets Linux's options in the namespace: default | nosack | nots |
 # nows | none (all three off). MB sets the size (default 10).
 set -u
@@ -85,6 +86,24 @@ echo)
     cmp -s "$WORK/small" "$WORK/back" || fail "echo differs ($host): $(stat -c %s "$WORK/back") bytes back"
     echo "ok: nc echo via $host ($COMBO)"
   done
+  stop_weir ;;
+ss)
+  # `weir ss` while a connection is busy: ss -ti layout, then nstat counters.
+  command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
+  serve chargen --port 1919
+  ip netns exec "$N" timeout 4 nc -d $W4 1919 >/dev/null &
+  PIDS+=($!)
+  wait_for 5 sh -c "'$WEIR' ss --control '$CTL' | grep -q ESTAB" || fail "weir ss shows no ESTAB connection"
+  "$WEIR" ss --control "$CTL" >"$WORK/ss.out" || fail "weir ss"
+  cat "$WORK/ss.out"
+  grep -q "LISTEN" "$WORK/ss.out" || fail "no LISTEN line"
+  grep -q "$W4:1919 .*$K4:" "$WORK/ss.out" || fail "no local/peer address pair"
+  grep -Eq "ts sack cubic wscale:[0-9]+,[0-9]+ .*rtt:[0-9.]+/[0-9.]+ .*mss:[0-9]+ .*cwnd:[0-9]+ .*bytes_sent:[1-9]" "$WORK/ss.out" \
+    || fail "tcp_info line lacks Linux's fields"
+  "$WEIR" ss --control "$CTL" --nstat >"$WORK/nstat.out" || fail "weir ss --nstat"
+  grep -Eq "^TcpPassiveOpens +1 " "$WORK/nstat.out" || fail "nstat: TcpPassiveOpens != 1"
+  grep -Eq "^TcpOutSegs +[1-9]" "$WORK/nstat.out" || fail "nstat: no TcpOutSegs"
+  echo "ok: weir ss and nstat"
   stop_weir ;;
 *) fail "unknown mode $MODE" ;;
 esac

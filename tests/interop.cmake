@@ -1,0 +1,28 @@
+# The real-network driver (issue 8).
+#
+# test_driver: deterministic unit tests of the driver's pure parts; always on.
+# interop_*: weir on TUN devices against Linux's TCP (curl, nc, python's
+# http.server, weir emu) in private network namespaces. They need root and
+# /dev/net/tun and report SKIPPED (exit 77) without them. Each is bounded by
+# a ctest timeout; the whole label runs in about two minutes.
+add_executable(test_driver ${CMAKE_CURRENT_SOURCE_DIR}/interop/driver_unit.cc)
+target_link_libraries(test_driver PRIVATE weir GTest::gtest GTest::gtest_main)
+gtest_discover_tests(test_driver DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 PROPERTIES LABELS driver)
+
+option(WEIR_INTEROP_TESTS "Register the interop tests (need root and /dev/net/tun)" ON)
+if(WEIR_INTEROP_TESTS)
+  set(_interop ${CMAKE_CURRENT_SOURCE_DIR}/interop)
+  function(weir_interop name timeout)
+    add_test(NAME interop_${name} COMMAND bash ${ARGN})
+    set_tests_properties(interop_${name} PROPERTIES LABELS interop TIMEOUT ${timeout}
+      SKIP_RETURN_CODE 77 ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10")
+  endfunction()
+  foreach(combo default nosack nots nows none)
+    weir_interop(http_${combo} 30 ${_interop}/serve.sh http ${combo})
+    weir_interop(fetch_${combo} 30 ${_interop}/serve.sh fetch ${combo})
+    weir_interop(echo_${combo} 30 ${_interop}/serve.sh echo ${combo})
+  endforeach()
+  weir_interop(emu_linux_linux 45 ${_interop}/emu_linux_linux.sh)
+  weir_interop(emu_weir 45 ${_interop}/emu_weir.sh)
+  weir_interop(ss 30 ${_interop}/serve.sh ss default)
+endif()

@@ -1,0 +1,204 @@
+// Deterministic unit tests of the real-network driver's pure parts: SHA-256,
+// HTTP parsing, byte ranges, URL and path mapping, the chargen pattern, the
+// timing histogram and the ss/nstat layouts. No device, no clock.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver/app.h"
+#include "driver/histogram.h"
+#include "driver/http.h"
+#include "driver/netns.h"
+#include "driver/sha256.h"
+#include "driver/ss_format.h"
+
+namespace weir::driver {
+namespace {
+
+std::string sha_of(std::string_view s) {
+  Sha256 h;
+  h.update({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  return h.hex();
+}
+
+TEST(Sha256, MatchesFips180Vectors) {
+  EXPECT_EQ(sha_of(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha_of("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(Sha256, StreamingInOddPiecesEqualsOneShot) {
+  std::string data(100000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 131 + 7) % 251);
+  Sha256 h;
+  size_t off = 0, step = 1;
+  while (off < data.size()) {
+    size_t n = std::min(step, data.size() - off);
+    h.update({reinterpret_cast<const uint8_t*>(data.data()) + off, n});
+    off += n;
+    step = step * 3 % 197 + 1;
+  }
+  EXPECT_EQ(h.hex(), sha_of(data));
+}
+
+TEST(Sha256, MillionAs) {
+  EXPECT_EQ(sha_of(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Http, ParsesRequestHeadWithCaseInsensitiveFields) {
+  auto h = http::parse_head("GET /a/b?x=1 HTTP/1.1\r\nHost: x\r\nRANGE:  bytes=1-2 \r\nConnection: Close");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->a, "GET");
+  EXPECT_EQ(h->b, "/a/b?x=1");
+  EXPECT_EQ(h->c, "HTTP/1.1");
+  EXPECT_EQ(h->field("range").value_or(""), "bytes=1-2");
+  EXPECT_FALSE(http::keep_alive(*h, "HTTP/1.1"));
+}
+
+TEST(Http, RejectsWhitespaceBeforeColonAndMissingSpaces) {
+  EXPECT_FALSE(http::parse_head("GET / HTTP/1.1\r\nHost : x"));
+  EXPECT_FALSE(http::parse_head("GARBAGE"));
+}
+
+TEST(Http, KeepAliveDefaultsDifferBetween10And11) {
+  auto h = http::parse_head("GET / HTTP/1.0\r\nHost: x");
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(http::keep_alive(*h, "HTTP/1.0"));
+  EXPECT_TRUE(http::keep_alive(*h, "HTTP/1.1"));
+  auto k = http::parse_head("GET / HTTP/1.0\r\nConnection: keep-alive");
+  EXPECT_TRUE(http::keep_alive(*k, "HTTP/1.0"));
+}
+
+TEST(Http, RangesFollowRfc9110) {
+  http::ByteRange r;
+  EXPECT_EQ(http::parse_range("bytes=0-99", 1000, &r), http::RangeResult::kOk);
+  EXPECT_EQ(r.first, 0u);
+  EXPECT_EQ(r.last, 99u);
+  EXPECT_EQ(http::parse_range("bytes=900-", 1000, &r), http::RangeResult::kOk);
+  EXPECT_EQ(r.last, 999u);
+  EXPECT_EQ(http::parse_range("bytes=-10", 1000, &r), http::RangeResult::kOk);
+  EXPECT_EQ(r.first, 990u);
+  EXPECT_EQ(http::parse_range("bytes=-5000", 1000, &r), http::RangeResult::kOk);
+  EXPECT_EQ(r.first, 0u);
+  EXPECT_EQ(http::parse_range("bytes=500-99999", 1000, &r), http::RangeResult::kOk);
+  EXPECT_EQ(r.last, 999u);  // clamped to the representation
+  EXPECT_EQ(http::parse_range("bytes=1000-", 1000, &r), http::RangeResult::kUnsatisfiable);
+  EXPECT_EQ(http::parse_range("bytes=5-1", 1000, &r), http::RangeResult::kNone);
+  EXPECT_EQ(http::parse_range("bytes=0-1,5-6", 1000, &r), http::RangeResult::kNone);
+  EXPECT_EQ(http::parse_range("items=0-1", 1000, &r), http::RangeResult::kNone);
+}
+
+TEST(Http, UrlsNeedIpLiteralsAndBracketIpv6) {
+  auto u = http::parse_url("http://192.0.2.1:8080/x/y");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->addr.is_v4());
+  EXPECT_EQ(u->port, 8080);
+  EXPECT_EQ(u->target, "/x/y");
+  EXPECT_EQ(u->host, "192.0.2.1:8080");
+  auto v = http::parse_url("http://[fd00::1]/");
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->addr.is_v4());
+  EXPECT_EQ(v->port, 80);
+  EXPECT_FALSE(http::parse_url("http://example.com/"));
+  EXPECT_FALSE(http::parse_url("https://192.0.2.1/"));
+  EXPECT_FALSE(http::parse_url("http://192.0.2.1:70000/"));
+}
+
+TEST(Http, TargetsNeverEscapeTheRoot) {
+  EXPECT_EQ(http::target_to_path("/srv", "/a%20b?q").value_or(""), "/srv/a b");
+  EXPECT_EQ(http::target_to_path("/srv", "/d/").value_or(""), "/srv/d/index.html");
+  EXPECT_FALSE(http::target_to_path("/srv", "/../etc/passwd"));
+  EXPECT_FALSE(http::target_to_path("/srv", "/a/%2e%2e/%2e%2e/x"));
+  EXPECT_FALSE(http::target_to_path("/srv", "/a%00b"));
+  EXPECT_FALSE(http::target_to_path("/srv", "relative"));
+  EXPECT_EQ(http::target_to_path("/srv", "/a..b").value_or(""), "/srv/a..b");
+}
+
+TEST(Chargen, LinesShiftByOneAndEndInCrLf) {
+  std::array<uint8_t, 148> b;
+  chargen_fill(0, b);
+  EXPECT_EQ(b[0], ' ');
+  EXPECT_EQ(b[71], ' ' + 71);
+  EXPECT_EQ(b[72], '\r');
+  EXPECT_EQ(b[73], '\n');
+  EXPECT_EQ(b[74], '!');  // the second line starts one character later
+  std::array<uint8_t, 10> tail;
+  chargen_fill(74 + 3, tail);  // an offset continues the same stream
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), b.begin() + 77));
+}
+
+TEST(ErrorHistogram, BucketsAndFractions) {
+  ErrorHistogram h;
+  h.add(Duration::us(3));
+  h.add(Duration::us(40));
+  h.add(Duration::us(50));
+  h.add(Duration::us(51));
+  h.add(-Duration::us(5));  // early counts as on time
+  EXPECT_EQ(h.count(), 5u);
+  EXPECT_DOUBLE_EQ(h.fraction_within(Duration::us(50)), 4.0 / 5.0);
+  EXPECT_EQ(h.max(), Duration::us(51));
+  EXPECT_EQ(h.percentile_bound(0.8), Duration::us(50));
+  EXPECT_EQ(h.percentile_bound(1.0), Duration::us(100));
+  ErrorHistogram g;
+  g.add(Duration::ms(20));
+  h.merge(g);
+  EXPECT_EQ(h.bucket(ErrorHistogram::kBuckets - 1), 1u);
+  EXPECT_NE(h.format().find("samples 6"), std::string::npos);
+}
+
+TEST(SsFormat, StateNamesAndRatesAsIproute2PrintsThem) {
+  EXPECT_STREQ(ss_state_name(1), "ESTAB");
+  EXPECT_STREQ(ss_state_name(10), "LISTEN");
+  EXPECT_STREQ(ss_state_name(6), "TIME-WAIT");
+  EXPECT_EQ(ss_rate(231.7e6), "231.7Mbps");
+  EXPECT_EQ(ss_rate(2.5e9), "2.5Gbps");
+}
+
+TEST(SsFormat, InfoLineHasLinuxFieldNamesAndHidesInfiniteSsthresh) {
+  TcpInfo i;
+  i.ca_name = "cubic";
+  i.tcpi_options = 7;
+  i.tcpi_snd_wscale = 7;
+  i.tcpi_rcv_wscale = 9;
+  i.tcpi_rto = 204000;
+  i.tcpi_rtt = 1500;
+  i.tcpi_rttvar = 750;
+  i.tcpi_snd_mss = 1448;
+  i.tcpi_snd_cwnd = 10;
+  i.tcpi_snd_ssthresh = 0x7fffffff;
+  std::string l = ss_info_line(i);
+  EXPECT_NE(l.find("\t ts sack cubic wscale:7,9 "), std::string::npos) << l;
+  EXPECT_NE(l.find("rto:204 rtt:1.5/0.75"), std::string::npos) << l;
+  EXPECT_NE(l.find("cwnd:10"), std::string::npos);
+  EXPECT_EQ(l.find(" ssthresh:"), std::string::npos) << l;
+  EXPECT_NE(l.find("send 77.2Mbps"), std::string::npos) << l;  // 10 * 1448 * 8 / 1.5 ms
+  i.tcpi_snd_ssthresh = 20;
+  EXPECT_NE(ss_info_line(i).find(" ssthresh:20 "), std::string::npos);
+}
+
+TEST(Nstat, ListsNonZeroCountersByLinuxName) {
+  Counters c;
+  c.inc(Counter::TcpPassiveOpens, 3);
+  std::string s = format_nstat(c);
+  EXPECT_EQ(s.rfind("#kernel\n", 0), 0u);
+  EXPECT_NE(s.find("TcpPassiveOpens                 3"), std::string::npos) << s;
+  EXPECT_EQ(s.find("TcpActiveOpens"), std::string::npos);
+  EXPECT_NE(format_nstat(c, true).find("TcpActiveOpens"), std::string::npos);
+}
+
+TEST(Cidr, ParsesBothFamiliesAndRejectsBadPrefixes) {
+  auto a = parse_cidr("192.0.2.1/24");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->prefix, 24);
+  EXPECT_FALSE(a->v6);
+  auto b = parse_cidr("fd00::1");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->prefix, 128);
+  EXPECT_TRUE(b->v6);
+  EXPECT_FALSE(parse_cidr("192.0.2.1/33"));
+  EXPECT_FALSE(parse_cidr("nonsense/8"));
+}
+
+}  // namespace
+}  // namespace weir::driver
