@@ -180,5 +180,24 @@ TEST(Undo, DsackForTheOnlyRetransmissionUndoesRecovery) {
   EXPECT_EQ(c.tp().snd_cwnd, 10u);
 }
 
+TEST(Undo, DsackWithoutEpisodeOrFromBeforeItIsIgnoredAndCounted) {
+  Conn c(/*sack=*/true);
+  c.send(4);
+  c.advance(Duration::ms(100));
+  c.ack(2000);
+  c.ack(2000, {{0, 1000}});  // nothing was retransmitted: no episode
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredNoUndo), 1u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKUndo), 0u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKRecv), 1u);
+  // An episode starting at 2000; a D-SACK for data below it is too old.
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(2000, {{3000, 6000}});
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  c.ack(2000, {{1000, 2000}, {3000, 6000}});
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredOld), 1u);
+  EXPECT_EQ(c.state(), CaState::Recovery) << "no undo from an old D-SACK";
+}
+
 }  // namespace
 }  // namespace weir::tcp::recovery

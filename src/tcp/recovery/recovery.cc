@@ -67,6 +67,13 @@ void RecoveryMachine::bookkeeping(Ctx& c) {
     c.mib.inc(r.dsack_below_una ? Counter::TcpExtTCPDSACKRecv : Counter::TcpExtTCPDSACKOfoRecv);
     c.mib.inc(Counter::TcpExtTCPDSACKRecvSegs,
               std::max<uint32_t>(1, c.in.mss ? (r.dsack_range.len() + c.in.mss - 1) / c.in.mss : 1));
+    // Linux tcp_is_sackblock_valid(): a D-SACK below snd.una is only of use
+    // for undo, and only if it is about this episode.
+    if (r.dsack_below_una && !undo_.marker()) {
+      c.mib.inc(Counter::TcpExtTCPDSACKIgnoredNoUndo);
+    } else if (r.dsack_below_una && !(r.dsack_range.end > *undo_.marker())) {
+      c.mib.inc(Counter::TcpExtTCPDSACKIgnoredOld);
+    }
     undo_.on_dsack(r.dsack_range, r.dsack_below_una, r.dsack_retrans_packets, c.in.mss);
     rack_.on_dsack(reord_.seen(), dsack_for_probe);
   }
