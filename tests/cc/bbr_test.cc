@@ -169,6 +169,31 @@ TEST(Bbr, ProbeRttAfterTenSecondsWithoutANewMinRtt) {
   EXPECT_EQ(pipe.drops, 0u);
 }
 
+// Token-bucket policers (BBR v1's long-term bandwidth model): two intervals
+// of >= 4 rounds with ~20% loss and a consistent rate mean "policed"; BBR then
+// paces at that rate (gain 1) for 48 rounds before probing again.
+TEST(Bbr, DetectsATokenBucketPolicerAndPacesAtItsRate) {
+  Bbr bbr;
+  test::PathConfig cfg = path();
+  cfg.policer_pps = 400;
+  cfg.policer_burst = 20;
+  test::Pipe pipe(bbr, cfg);
+  ASSERT_TRUE(pipe.run_until([&] { return bbr.state().lt_use_bw; }, at(Duration::s(2))));
+  EXPECT_NEAR(bw_pps(bbr.bw()), 400, 8);
+  EXPECT_GT(bw_pps(bbr.max_bw()), 600);  // the max filter still holds the burst's rate
+  uint64_t drops = pipe.drops, acks = pipe.acks;
+  Time from = pipe.now;
+  uint64_t round = bbr.state().rtt_cnt;
+  pipe.run_until([&] { return !bbr.state().lt_use_bw; }, at(Duration::s(10)));
+  // Policed pacing: no more losses, delivery at the policed rate, for 48 rounds.
+  EXPECT_EQ(pipe.drops, drops);
+  double rate = static_cast<double>(pipe.acks - acks) / (pipe.now - from).secs();
+  EXPECT_NEAR(rate, 400, 20);
+  EXPECT_GE(bbr.state().rtt_cnt - round, 47u);
+  EXPECT_LE(bbr.state().rtt_cnt - round, 49u);
+  EXPECT_EQ(bbr.state().mode, Mode::ProbeBw);
+}
+
 // A rate sample for direct calls: `delivered` packets over `interval`,
 // the chosen packet sent when delivered was `prior`.
 RateSample sample(int64_t delivered, Duration interval, uint64_t prior, uint32_t acked,

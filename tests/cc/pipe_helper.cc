@@ -1,12 +1,15 @@
 // The test path of pipe_helper.h.
 #include "pipe_helper.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 
 namespace weir::cc::test {
 
 Pipe::Pipe(CongestionControl& cc, const PathConfig& cfg, Time start)
-    : now(start), cc_(cc), cfg_(cfg), bottleneck_free_(start), next_send_(start) {
+    : now(start), cc_(cc), cfg_(cfg), bottleneck_free_(start), next_send_(start),
+      tokens_(cfg.policer_burst), tokens_at_(start) {
   tp.mss = cfg.mss;
   tp.snd_una = seq(0);
   tp.snd_nxt = seq(0);
@@ -23,8 +26,22 @@ void Pipe::run_until(Time t) {
   run_until([] { return false; }, t);
 }
 
+Time Pipe::rto_deadline() const {
+  if (in_flight() == 0) return Time::never();
+  // RFC 6298 (2.4)-like: at least 200 ms (Linux TCP_RTO_MIN), else 3 SRTT.
+  return rto_base_ + max(Duration::ms(200), srtt_ * 3);
+}
+
 bool Pipe::run_until(const std::function<bool()>& pred, Time limit) {
-  while (!events_.empty() && events_.top().t <= limit) {
+  for (;;) {
+    Time next = events_.empty() ? Time::never() : events_.top().t;
+    Time rto = rto_deadline();
+    if (rto < next && rto <= limit) {
+      now = rto;
+      on_rto();
+      continue;
+    }
+    if (next > limit) break;
     Event e = events_.top();
     events_.pop();
     now = e.t;
@@ -44,17 +61,21 @@ void Pipe::transmit(uint64_t k, bool retrans) {
   if (k == pkts_.size()) pkts_.emplace_back();
   Pkt& p = pkts_[k];
   // Linux tcp_event_data_sent(): TX_START when nothing was in flight.
-  if (in_flight() == 0) cc_.cwnd_event(tp, CaEvent::TxStart, now);
+  if (in_flight() == 0) {
+    cc_.cwnd_event(tp, CaEvent::TxStart, now);
+    rto_base_ = now;
+  }
   tp.lsndtime = now;
   p.snap = tp.rate.on_packet_sent(now, static_cast<uint32_t>(packets_out_));
   p.sent = now;
   p.retrans = retrans;
-  p.lost = false;
+  p.rtx_counted = retrans;
   p.tx_count++;
+  p.in_order = true;
   tx_order_.push_back(k);
   // The bottleneck: FIFO, drop-tail.
   while (!queue_.empty() && queue_.front() <= now) queue_.pop_front();
-  bool drop = drop_next_ || (cfg_.buffer != 0 && queue_.size() > cfg_.buffer);
+  bool drop = drop_next_ || policed() || (cfg_.buffer != 0 && queue_.size() > cfg_.buffer);
   drop_next_ = false;
   if (drop) {
     drops++;
@@ -67,6 +88,16 @@ void Pipe::transmit(uint64_t k, bool retrans) {
     queue_.push_back(done);
   }
   schedule(done + cfg_.rtt, false, k, p.tx_count);
+}
+
+bool Pipe::policed() {
+  if (cfg_.policer_pps == 0) return false;
+  tokens_ += (now - tokens_at_).secs() * static_cast<double>(cfg_.policer_pps);
+  tokens_ = std::min(tokens_, static_cast<double>(cfg_.policer_burst));
+  tokens_at_ = now;
+  if (tokens_ < 1) return true;
+  tokens_ -= 1;
+  return false;
 }
 
 void Pipe::try_send() {
@@ -96,6 +127,7 @@ void Pipe::try_send() {
     if (have_rtx) {
       uint64_t k = rtx_queue_.front();
       rtx_queue_.pop_front();
+      if (pkts_[k].delivered) continue;  // a late original arrived meanwhile
       retrans_out_++;
       transmit(k, true);
     } else {
@@ -114,22 +146,56 @@ uint32_t Pipe::detect_losses(uint64_t k) {
   // RACK on a FIFO path: every transmission sent before the one just
   // delivered and still undelivered is lost.
   uint32_t lost = 0;
+  if (!pkts_[k].in_order) return 0;  // a late copy from before an RTO
   while (!tx_order_.empty()) {
     uint64_t j = tx_order_.front();
-    if (j == k) {
-      tx_order_.pop_front();
-      break;
-    }
     tx_order_.pop_front();
     Pkt& p = pkts_[j];
-    if (p.delivered || p.lost) continue;
-    p.lost = true;
-    if (p.retrans) retrans_out_--;
-    lost_out_++;
-    lost++;
+    p.in_order = false;
+    if (j == k) break;
+    if (p.delivered) continue;
+    if (p.lost) {
+      // A lost retransmission (Linux tcp_mark_skb_lost on a retransmitted
+      // packet): it leaves retrans_out and is queued again; lost_out keeps it.
+      if (!p.rtx_counted) continue;
+      retrans_out_--;
+      p.rtx_counted = false;
+    } else {
+      p.lost = true;
+      lost_out_++;
+      lost++;
+    }
     rtx_queue_.push_back(j);
   }
   return lost;
+}
+
+void Pipe::on_rto() {
+  // Linux tcp_enter_loss(): everything outstanding is lost; cwnd = in flight + 1.
+  rtos++;
+  tp.prior_ssthresh = current_ssthresh(tp);
+  tp.prior_cwnd = tp.snd_cwnd;
+  tp.snd_ssthresh = cc_.ssthresh(tp, now);
+  cc_.cwnd_event(tp, CaEvent::Loss, now);
+  rtx_queue_.clear();
+  for (uint64_t k = una_; k < nxt_; ++k) {
+    Pkt& p = pkts_[k];
+    if (p.delivered) continue;
+    if (!p.lost) lost_out_++;
+    p.lost = true;
+    p.rtx_counted = false;
+    p.in_order = false;
+    rtx_queue_.push_back(k);
+  }
+  tx_order_.clear();
+  retrans_out_ = 0;
+  tp.lost += rtx_queue_.size();
+  tp.snd_cwnd = in_flight() + 1;
+  cc_.set_state(tp, CaState::Loss, now);
+  tp.ca_state = CaState::Loss;
+  recovery_point_ = nxt_;
+  rto_base_ = now;
+  try_send();
 }
 
 void Pipe::enter_recovery() {
@@ -149,8 +215,9 @@ void Pipe::process_ack(uint64_t k, uint32_t tx) {
   RateSample rs;
   rs.prior_in_flight = in_flight();
   p.delivered = true;
-  if (p.lost) lost_out_--;  // a late original (never happens on FIFO)
-  if (p.retrans) retrans_out_--;
+  if (p.lost) lost_out_--;  // a late copy of a packet already marked lost
+  if (p.rtx_counted) retrans_out_--;
+  p.rtx_counted = false;
   bool sacked = k != una_;
   tp.rate.count_delivered(1, false);
   tp.rate.on_packet_delivered(p.snap, p.sent, seq(k + 1), p.retrans, sacked, rs);
@@ -161,6 +228,7 @@ void Pipe::process_ack(uint64_t k, uint32_t tx) {
     una_++;
   }
   packets_out_ -= una_ - old_una;
+  if (una_ > old_una) rto_base_ = now;  // RFC 6298 (5.3): restart on new data ACKed
   tp.snd_una = seq(una_);
   tp.packets_out = static_cast<uint32_t>(packets_out_);
   // Karn: no RTT from a retransmission.
@@ -177,6 +245,10 @@ void Pipe::process_ack(uint64_t k, uint32_t tx) {
   tp.packets_in_flight = in_flight();
   cc_.pkts_acked(tp, AckSample{static_cast<uint32_t>(una_ - old_una), rtt, 0}, now, mib);
   if (lost > 0 && tp.ca_state == CaState::Open) enter_recovery();
+  if (tp.ca_state == CaState::Loss && una_ >= recovery_point_) {
+    cc_.set_state(tp, CaState::Open, now);
+    tp.ca_state = CaState::Open;
+  }
   if (tp.ca_state == CaState::Recovery && una_ >= recovery_point_) {
     // tcp_end_cwnd_reduction(), then back to Open.
     if (!cc_.has_cong_control()) {
@@ -194,7 +266,23 @@ void Pipe::process_ack(uint64_t k, uint32_t tx) {
     tp.snd_cwnd = std::min(tp.snd_cwnd, std::max(tp.snd_ssthresh, 1u));
   });
   try_send();
+  check_counts();
   if (on_ack) on_ack();
+}
+
+void Pipe::check_counts() {
+  uint64_t sacked = 0, lost = 0, rtx = 0;
+  for (uint64_t k = una_; k < nxt_; ++k) {
+    if (pkts_[k].delivered) sacked++;
+    else if (pkts_[k].lost) lost++;
+    if (!pkts_[k].delivered && pkts_[k].rtx_counted) rtx++;
+  }
+  // The harness's own bookkeeping must match a recount, or its in-flight
+  // figure (and everything cc is fed) would be wrong.
+  if (sacked != sacked_out_ || lost != lost_out_ || rtx != retrans_out_)
+    ADD_FAILURE() << "pipe accounting at t=" << now.secs() << ": sacked " << sacked << "/"
+                  << sacked_out_ << " lost " << lost << "/" << lost_out_ << " rtx " << rtx << "/"
+                  << retrans_out_;
 }
 
 }  // namespace weir::cc::test

@@ -22,6 +22,10 @@ struct PathConfig {
   uint64_t rate_pps = 0;            // bottleneck packets/s; 0: no bottleneck
   uint32_t buffer = 0;              // bottleneck queue limit, packets; 0: unbounded
   uint32_t mss = 1000;
+  // A token-bucket policer in front of the bottleneck (0: none): packets
+  // beyond `policer_pps` with a bucket of `policer_burst` packets are dropped.
+  uint64_t policer_pps = 0;
+  uint32_t policer_burst = 10;
 };
 
 class Pipe {
@@ -45,6 +49,7 @@ class Pipe {
   uint64_t acks = 0;
   uint64_t drops = 0;
   uint64_t recoveries = 0;
+  uint64_t rtos = 0;
   RateSample last_rs;
   Duration last_rtt;
   std::function<void()> on_ack;  // called after each ACK is fully processed
@@ -55,7 +60,9 @@ class Pipe {
     TxRateSnapshot snap;
     bool delivered = false;
     bool lost = false;
-    bool retrans = false;     // latest transmission is a retransmission
+    bool retrans = false;      // latest transmission is a retransmission (Karn)
+    bool rtx_counted = false;  // counted in retrans_out_
+    bool in_order = false;     // latest transmission is in tx_order_
     uint32_t tx_count = 0;
   };
   struct Event {
@@ -70,9 +77,13 @@ class Pipe {
   void process_ack(uint64_t k, uint32_t tx);
   uint32_t detect_losses(uint64_t k);
   void enter_recovery();
+  void on_rto();
+  void check_counts();
+  Time rto_deadline() const;
   void try_send();
   void transmit(uint64_t k, bool retrans);
   void schedule(Time t, bool timer, uint64_t k, uint32_t tx);
+  bool policed();
   Seq32 seq(uint64_t k) const { return Seq32(1000u) + static_cast<uint32_t>(k * cfg_.mss); }
   uint32_t in_flight() const {
     return static_cast<uint32_t>(packets_out_ - sacked_out_ - lost_out_ + retrans_out_);
@@ -93,6 +104,9 @@ class Pipe {
   Time bottleneck_free_;
   std::deque<Time> queue_;  // service-end times of packets at the bottleneck
   Time next_send_;
+  Time rto_base_;  // when the retransmission timer was last (re)started
+  double tokens_ = 0;
+  Time tokens_at_;
   bool timer_armed_ = false;
   bool drop_next_ = false;
   Duration srtt_;
