@@ -77,6 +77,9 @@ void flow_metrics(RunResult& r, const FlowView& f, Time end) {
     m[p + "hystart_exit_cwnd"] = c.hystart_exited ? c.hystart_cwnd : 0;
     m[p + "hystart_exit_reason"] = static_cast<double>(c.hystart_reason);
     m[p + "ss_exit_cwnd"] = ss_exit_cwnd(c);
+    // Slow start ended by a HyStart detector (ACK train, delay, CSS), not by loss.
+    bool detector = c.hystart_exited && c.hystart_reason != 3 && c.hystart_reason != 0;
+    m[p + "hystart_detector_exit_cwnd"] = detector ? c.hystart_cwnd : 0;
     m[p + "rto_events"] = static_cast<double>(c.rto_events);
     if (c.hystart_exited) {
       m[p + "hystart_exit_s"] = (c.hystart_time - st.start).secs();
@@ -86,6 +89,10 @@ void flow_metrics(RunResult& r, const FlowView& f, Time end) {
     r.labels[p + "trace"] = "no trace samples matched this flow's sender";
   }
   if (f.receiver) m[p + "receiver_max_rwnd"] = f.receiver->max_rwnd;
+  if (st.sender_info && !(f.sender && f.sender->hystart_exited)) {
+    uint8_t why = st.sender_info->hystart_exit_reason;
+    m[p + "hystart_detector_exit_cwnd"] = why != 0 && why != 3 ? st.sender_info->hystart_exit_cwnd : 0;
+  }
   if (st.sender_info) {
     m[p + "rto_count"] = st.sender_info->tcpi_total_rto;
     m[p + "total_retrans"] = st.sender_info->tcpi_total_retrans;
@@ -98,6 +105,25 @@ void flow_metrics(RunResult& r, const FlowView& f, Time end) {
     }
   }
   if (!st.error.empty()) r.labels[p + "error"] = st.error;
+}
+
+// For a single flow on a lossy two-host path: the Mathis et al. bound for
+// Reno, MSS/RTT * sqrt(3/2)/sqrt(p), with p the data loss rate the forward
+// link actually applied and RTT the flow's measured average.
+void mathis(RunResult& r) {
+  if (r.flows.size() != 1) return;
+  const LinkView* fwd = nullptr;
+  for (const auto& l : r.links)
+    if (l.name == "fwd") fwd = &l;
+  const FlowView& f = r.flows[0];
+  if (!fwd || f.watch->data_segs == 0 || fwd->stats->drop_loss == 0 || !f.watch->rtt_samples) return;
+  double p = static_cast<double>(fwd->stats->drop_loss) / static_cast<double>(f.watch->data_segs);
+  double mss = f.stats->sender_info && f.stats->sender_info->tcpi_snd_mss ? f.stats->sender_info->tcpi_snd_mss : 1448;
+  double rtt = f.watch->rtt_sum_ns / static_cast<double>(f.watch->rtt_samples) / 1e9;
+  double bound = mss * 8 / rtt * std::sqrt(1.5 / p) / 1e6;
+  const std::string pre = fmt::format("flow.{}.", f.id);
+  r.metrics[pre + "mathis_mbps"] = bound;
+  r.metrics[pre + "mathis_ratio"] = r.metrics[pre + "goodput_mbps"] / bound;
 }
 
 }  // namespace
@@ -163,6 +189,7 @@ void compute_run_metrics(RunResult& r, Time end) {
                                      (static_cast<double>(l.config->rate_bps) * r.simulated.secs())
                                : 0;
   }
+  mathis(r);
   if (!r.error.empty()) r.labels["error"] = r.error;
 }
 

@@ -78,8 +78,12 @@ void Monitor::sender_tx(Time now, FlowWatch& f, Packet& p, Seq32 seq, uint32_t l
   if (retrans) {
     ++f.retrans_segs;
     f.retrans_bytes += len;
+    // Karn: an ACK covering retransmitted bytes is ambiguous; drop those samples.
+    auto it = std::lower_bound(f.rtt_pending.begin() + static_cast<long>(f.rtt_head), f.rtt_pending.end(), seq,
+                               [](const FlowWatch::Pending& p, Seq32 s) { return p.end <= s; });
+    for (; it != f.rtt_pending.end() && it->begin < end; ++it) it->valid = false;
   } else {
-    f.rtt_pending.emplace_back(end, now);
+    f.rtt_pending.push_back({seq, end, now, true});
   }
   if (!f.sent_any || f.high_sent < end) f.high_sent = end;
   f.sent_any = true;
@@ -122,8 +126,12 @@ void Monitor::sender_rx_ack(Time now, FlowWatch& f, const AckView& a) {
   if (!f.edge_known || f.max_edge < edge) f.max_edge = edge;
   f.edge_known = true;
   // RTT samples for new data now covered.
-  while (f.rtt_head < f.rtt_pending.size() && f.rtt_pending[f.rtt_head].first <= a.ack) {
-    Duration rtt = now - f.rtt_pending[f.rtt_head].second;
+  while (f.rtt_head < f.rtt_pending.size() && f.rtt_pending[f.rtt_head].end <= a.ack) {
+    if (!f.rtt_pending[f.rtt_head].valid) {
+      ++f.rtt_head;
+      continue;
+    }
+    Duration rtt = now - f.rtt_pending[f.rtt_head].sent;
     ++f.rtt_samples;
     f.rtt_min = std::min(f.rtt_min, rtt);
     f.rtt_max = std::max(f.rtt_max, rtt);

@@ -57,7 +57,12 @@ struct FlowWatch {
   std::map<uint32_t, uint32_t> rcv_ooo;    // [begin, end) above rcv_contig
   uint64_t dup_arrivals = 0;
   // RTT (Karn): outstanding new-data segments awaiting their ACK.
-  std::vector<std::pair<Seq32, Time>> rtt_pending;  // (end seq, sent), ascending
+  struct Pending {
+    Seq32 begin, end;
+    Time sent;
+    bool valid;  // false once any of its bytes was retransmitted (RFC 6298 §3, Karn)
+  };
+  std::vector<Pending> rtt_pending;  // ascending by sequence
   size_t rtt_head = 0;
   uint64_t rtt_samples = 0;
   Duration rtt_min = Duration::infinite(), rtt_max;

@@ -18,7 +18,7 @@ enum class Topology { kTwoHosts, kDumbbell };
 enum class AppKind { kBulk, kRequestResponse };
 
 struct HostSpec {
-  // sysctl-style keys handed to StackConfig::set, in file order.
+  // sysctl-style keys handed to StackConfig::set (in key order: toml++ tables are sorted).
   std::vector<std::pair<std::string, std::string>> sysctl;
   uint32_t mtu = 1500;
 };

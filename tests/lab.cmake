@@ -1,0 +1,17 @@
+# The lab as ctest entries: every shipped scenario loads and runs (the
+# expectations themselves are reported, not enforced: `weir lab --strict`
+# does that), and a link capture decodes as TCP with tshark.
+if(TARGET weir_cli AND TARGET weir_sim)
+  add_test(NAME lab_runs_every_scenario
+    COMMAND weir_cli lab --out ${PROJECT_BINARY_DIR}/lab-ctest --scenarios ${PROJECT_SOURCE_DIR}/scenarios)
+  set_tests_properties(lab_runs_every_scenario PROPERTIES LABELS lab TIMEOUT 600)
+  add_test(NAME sim_bad_scenario_is_rejected
+    COMMAND weir_cli sim ${PROJECT_SOURCE_DIR}/tests/sim/bad.toml)
+  set_tests_properties(sim_bad_scenario_is_rejected PROPERTIES LABELS lab WILL_FAIL TRUE)
+  find_program(TSHARK tshark)
+  if(TSHARK)
+    add_test(NAME sim_pcap_decodes_as_tcp
+      COMMAND sh -c "$<TARGET_FILE:weir_cli> sim ${PROJECT_SOURCE_DIR}/scenarios/slow-consumer.toml --set flow.1.bytes=200KB --out ${PROJECT_BINARY_DIR}/sim-pcap-ctest >/dev/null; ${TSHARK} -r ${PROJECT_BINARY_DIR}/sim-pcap-ctest/link-fwd.pcap -Y 'tcp.flags.syn==1 && tcp.dstport==5001' -T fields -e tcp.srcport 2>/dev/null | grep -qx 40001")
+    set_tests_properties(sim_pcap_decodes_as_tcp PROPERTIES LABELS lab TIMEOUT 120)
+  endif()
+endif()
