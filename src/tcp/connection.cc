@@ -69,7 +69,10 @@ Connection::Connection(TcpEnv& env, uint32_t id, const SockOpts& opts)
       opts_(opts),
       rcv_(ReceiverConfig::from(env.cfg())),
       sb_(Seq32(0), env.cfg().tcp_sack),
-      rtt_(env.cfg().rto_initial, env.cfg().rto_min, env.cfg().rto_max) {
+      rtt_(env.cfg().rto_initial, env.cfg().rto_min, env.cfg().rto_max),
+      rec_(recovery::RecoveryConfig{env.cfg().tcp_sack, env.cfg().tcp_recovery, env.cfg().tcp_frto,
+                                    env.cfg().tcp_reordering, env.cfg().tcp_max_reordering,
+                                    env.cfg().tcp_early_retrans}) {
   const StackConfig& cfg = env.cfg();
   cc_ = cc::make_cc(opts_.cc_name.empty() ? cfg.tcp_congestion_control : opts_.cc_name);
   if (!cc_) cc_ = cc::make_cc("reno");  // an unknown sysctl value falls back like Linux

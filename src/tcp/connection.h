@@ -22,6 +22,7 @@
 #include "tcp/env.h"
 #include "tcp/isn.h"
 #include "tcp/receiver.h"
+#include "tcp/recovery/recovery.h"
 #include "tcp/rtt.h"
 #include "tcp/scoreboard.h"
 #include "tcp/send_buffer.h"
@@ -173,12 +174,12 @@ class Connection {
   bool process_ack(Time now, const InSegment& seg);  // false: drop the segment
   void update_send_window(const InSegment& seg, Seq32 ack);
   void rtt_from_ack(Time now, const InSegment& seg, const AckResult& r);
-  void on_new_ack(Time now, const AckResult& r, uint32_t prior_in_flight);
-  void on_dupack(Time now, const InSegment& seg, const AckResult& r, uint32_t prior_in_flight);
-  void enter_recovery(Time now);
-  void exit_recovery(Time now);
+  recovery::RecoveryResult run_recovery(Time now, const InSegment& seg, const AckResult& r,
+                                        Seq32 prior_una, bool win_update);
+  void congestion_step(Time now, Seq32 ack, const AckResult& r, const recovery::RecoveryResult& out,
+                       Seq32 prior_una, uint32_t prior_in_flight);
+  void apply_recovery_timers(Time now, const recovery::RecoveryResult& out);
   void ack_fin_state(Time now);
-  bool is_dupack(const InSegment& seg, Seq32 ack, uint32_t prior_wnd) const;
 
   // --- tcp_output.cc
   wire::TcpHeader header(uint8_t flags, Seq32 seq) const;
@@ -189,7 +190,7 @@ class Connection {
   void send_ack(Time now);
   void send_rst(Time now, Seq32 seq);
   void push(Time now, bool forced);  // tcp_push_pending_frames
-  bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit);
+  bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp = false);
   bool send_new_data(Time now, uint32_t mss, bool nagle_push);
   uint32_t usable_window() const;
   bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
@@ -200,6 +201,10 @@ class Connection {
   // --- tcp_timer.cc
   void arm_rto(Time now);
   void rearm_rto_after_ack(Time now);
+  void set_xmit_timer(Time now, bool after_send);  // Linux tcp_set_xmit_timer / tcp_schedule_loss_probe
+  void on_loss_probe(Time now);
+  void on_reorder_timer(Time now);
+  uint32_t tsval(Time now) const { return static_cast<uint32_t>(now.ms()) + ts_offset_; }
   void arm_persist(Time now);
   void arm_keepalive(Time now);
   void arm_delack();
@@ -247,6 +252,7 @@ class Connection {
   TimerSet timers_;
   std::unique_ptr<cc::CongestionControl> cc_;
   cc::CcState ccs_;
+  recovery::RecoveryMachine rec_;
 
   // Negotiated options.
   bool ts_ok_ = false;
@@ -269,8 +275,6 @@ class Connection {
   Time retrans_stamp_ = Time::never();  // first (re)transmission of the head being retried
   Time rto_stamp_ = Time::never();
   CaState ca_state_ = CaState::Open;
-  Seq32 high_seq_;                // RFC 6582 "recover"
-  uint32_t dupacks_ = 0;
   uint32_t total_retrans_ = 0;
   uint16_t total_rto_ = 0;
   uint32_t synack_retries_ = 0;

@@ -38,7 +38,8 @@ TcpInfo Connection::info(Time now) const {
   i.tcpi_snd_ssthresh = ccs_.snd_ssthresh;
   i.tcpi_snd_cwnd = ccs_.snd_cwnd;
   i.tcpi_advmss = advmss_;
-  i.tcpi_reordering = static_cast<uint32_t>(env_.cfg().tcp_reordering);
+  i.tcpi_reordering = rec_.reordering();
+  i.tcpi_reord_seen = rec_.reord_seen();
   i.tcpi_total_retrans = total_retrans_;
   i.tcpi_pacing_rate = ccs_.pacing_rate;
   i.tcpi_max_pacing_rate = ccs_.max_pacing_rate;
@@ -104,13 +105,7 @@ void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
     }
   }
   if (!marked) return;
-  if (ca_state_ != CaState::Loss) {
-    high_seq_ = snd_.nxt;
-    ccs_.snd_ssthresh = cc::current_ssthresh(ccs_);
-    cc_->set_state(ccs_, CaState::Loss, now);
-    ca_state_ = CaState::Loss;
-    ccs_.ca_state = ca_state_;
-  }
+  // Linux tcp_simple_retransmit: no congestion response, the lost marks do it.
   retransmit_lost(now);
 }
 

@@ -28,13 +28,6 @@ void Connection::update_send_window(const InSegment& seg, Seq32 ack) {
   }
 }
 
-// RFC 5681 §2 "DUPLICATE ACKNOWLEDGMENT": outstanding data, no data in the
-// segment, no SYN/FIN, same ACK, same window.
-bool Connection::is_dupack(const InSegment& seg, Seq32 ack, uint32_t prior_wnd) const {
-  return sb_.packets_out() > 0 && seg.payload.empty() && !seg.h.has(SYN) && !seg.h.has(FIN) &&
-         ack == snd_.una && (uint32_t{seg.h.window} << snd_.wscale) == prior_wnd;
-}
-
 void Connection::rtt_from_ack(Time now, const InSegment& seg, const AckResult& r) {
   std::optional<Duration> sample = r.rtt_oldest;
   // RFC 7323 §4.1: with timestamps every ACK of new data gives a sample,
@@ -52,92 +45,68 @@ void Connection::rtt_from_ack(Time now, const InSegment& seg, const AckResult& r
   ccs_.min_rtt = rtt_.min_rtt();
 }
 
-// Marks lost what RFC 6675 §4 IsLost() calls lost: an unSACKed packet with
-// at least DupThresh SACKed packets above it. Without SACK, the head
-// (Linux tcp_mark_head_lost for Reno).
-static void mark_sack_losses(Scoreboard& sb, uint32_t dupthresh) {
-  if (!sb.sack_enabled()) {
-    if (!sb.empty() && !sb.at(0).lost()) sb.mark_lost(0);
-    return;
+// Loss detection and recovery for one ACK (Linux tcp_fastretrans_alert via
+// the RecoveryMachine: RACK-TLP, RFC 6675 dupthresh, NewReno, F-RTO, undo).
+recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg, const AckResult& r,
+                                                  Seq32 prior_una, bool win_update) {
+  recovery::RecoveryAck ra;
+  ra.now = now;
+  ra.prior_snd_una = prior_una;
+  ra.snd_una = snd_.una;
+  ra.snd_nxt = snd_.nxt;
+  ra.sb = r;
+  ra.data = !seg.payload.empty();
+  ra.win_update = win_update;
+  ra.ece = false;  // ECN is not negotiated (tcp_ecn = 2 and weir never asks)
+  if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) ra.ts_ecr = seg.h.options.ts->ecr;
+  ra.mss = mss_cache_;
+  ra.min_rtt = rtt_.min_rtt();
+  ra.srtt = rtt_.srtt();
+  ra.rto = rtt_.rto();
+  ra.delivered = delivered_;
+  ra.can_send_new_data = seq_len(snd_.nxt, write_seq_) > 0 && usable_window() > 0;
+  recovery::RecoveryResult out = rec_.on_ack(ra, sb_, *cc_, ccs_, env_.counters());
+  if (rec_.ca_state() != ca_state_) {
+    ca_state_ = rec_.ca_state();
+    trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
   }
-  uint32_t sacked_above = 0;
-  for (size_t i = sb.size(); i-- > 0;) {
-    const ScoreboardEntry& e = sb.at(i);
-    if (e.sacked()) {
-      ++sacked_above;
-    } else if (sacked_above >= dupthresh && !e.lost()) {
-      sb.mark_lost(i);
-    }
-  }
-  if (!sb.empty() && sacked_above >= dupthresh && !sb.at(0).sacked() && !sb.at(0).lost())
-    sb.mark_lost(0);
+  if (out.undone) trace_event(now, TraceEvent::kUndo, ccs_.snd_cwnd);
+  if (out.reset_retransmits) retransmits_ = 0;
+  return out;
 }
 
-// RFC 5681 §3.2 steps 2-3 / RFC 6675 §5: enter fast recovery.
-void Connection::enter_recovery(Time now) {
+// Linux tcp_cong_control: PRR while reducing, else the algorithm's growth.
+void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
+                                 const recovery::RecoveryResult& out, Seq32 prior_una,
+                                 uint32_t prior_in_flight) {
   Counters& c = env_.counters();
-  c.inc(sack_ok_ ? Counter::TcpExtTCPSackRecovery : Counter::TcpExtTCPRenoRecovery);
-  ccs_.prior_cwnd = ccs_.snd_cwnd;
-  ccs_.prior_ssthresh = cc::current_ssthresh(ccs_);
-  ccs_.snd_ssthresh = cc_->ssthresh(ccs_, now);
-  high_seq_ = snd_.nxt;  // RFC 6582 "recover"
-  cc_->set_state(ccs_, CaState::Recovery, now);
-  ca_state_ = CaState::Recovery;
-  ccs_.ca_state = ca_state_;
-  // RFC 6675 §5 step 4.2 / RFC 5681 step 3: cwnd = ssthresh (PRR refines this).
-  ccs_.snd_cwnd = std::max<uint32_t>(ccs_.snd_ssthresh, 2);
-  c.inc(Counter::TcpExtTCPFastRetrans);
-  trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
+  cc::RateSample rs;
+  rs.acked_sacked = r.delivered_packets + out.reno_delivered;
+  rs.losses = out.newly_lost;
+  rs.prior_in_flight = prior_in_flight;
+  if (r.rtt_newest) rs.rtt = *r.rtt_newest;
+  const bool una_advanced = ack > prior_una;
+  ccs_.is_cwnd_limited = prior_in_flight >= ccs_.snd_cwnd || cc::is_cwnd_limited(ccs_);
+  cc::AckEvent ae;
+  ae.ack = ack;
+  ae.may_raise_cwnd = cc::may_raise_cwnd(rec_.reordering(), static_cast<uint32_t>(env_.cfg().tcp_reordering),
+                                         una_advanced, una_advanced || r.sacked_packets > 0);
+  const uint32_t in_flight = sb_.in_flight();
+  cc::cong_control(*cc_, ccs_, ae, rs, now, c,
+                   [&] { rec_.cwnd_reduction(ccs_, rs.acked_sacked, out.newly_lost, una_advanced, in_flight); },
+                   env_.cfg().tcp_pacing_ss_ratio, env_.cfg().tcp_pacing_ca_ratio);
 }
 
-void Connection::exit_recovery(Time now) {
-  if (ca_state_ == CaState::Recovery) {
-    ccs_.snd_cwnd = std::max<uint32_t>(ccs_.snd_ssthresh, 2);  // RFC 6582 §3.2 step 3
-    cc_->cwnd_event(ccs_, cc::CaEvent::CompleteCwr, now);
+void Connection::apply_recovery_timers(Time now, const recovery::RecoveryResult& out) {
+  if (!out.reo_timeout.is_never()) {
+    // RFC 8985 §6.2 step 6: RACK's reordering timer takes the transmit slot.
+    timers_.retransmit_mode = RetransmitMode::kReorder;
+    timers_.arm(TimerKind::kRetransmit, out.reo_timeout);
+  } else if (!out.reneging_rto.is_never()) {
+    timers_.retransmit_mode = RetransmitMode::kRto;
+    timers_.arm(TimerKind::kRetransmit, out.reneging_rto);
   }
-  cc_->set_state(ccs_, CaState::Open, now);
-  ca_state_ = CaState::Open;
-  ccs_.ca_state = ca_state_;
-  sb_.reno_reset();
-  trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
-}
-
-void Connection::on_dupack(Time now, const InSegment& seg, const AckResult& r,
-                           uint32_t prior_in_flight) {
-  (void)seg, (void)prior_in_flight;
-  const uint32_t dupthresh = static_cast<uint32_t>(std::max(env_.cfg().tcp_reordering, 1));
-  if (!sack_ok_) sb_.reno_add_dupack();
-  ++dupacks_;
-  if (ca_state_ == CaState::Open && (sb_.sacked_out() > 0 || r.sacked_packets > 0)) {
-    ca_state_ = CaState::Disorder;
-    cc_->set_state(ccs_, CaState::Disorder, now);
-    ccs_.ca_state = ca_state_;
-  }
-  if (ca_state_ != CaState::Recovery && ca_state_ != CaState::Loss &&
-      sb_.sacked_out() >= dupthresh) {
-    enter_recovery(now);
-  }
-  if (ca_state_ == CaState::Recovery || ca_state_ == CaState::Loss) mark_sack_losses(sb_, dupthresh);
-}
-
-void Connection::on_new_ack(Time now, const AckResult& r, uint32_t prior_in_flight) {
-  (void)prior_in_flight;
-  dupacks_ = 0;
-  if (ca_state_ == CaState::Recovery || ca_state_ == CaState::Loss) {
-    if (snd_.una >= high_seq_) {
-      exit_recovery(now);
-    } else if (ca_state_ == CaState::Recovery) {
-      // RFC 6582 §3.2 step 5: a partial ACK means the next hole is lost too.
-      const uint32_t dupthresh = static_cast<uint32_t>(std::max(env_.cfg().tcp_reordering, 1));
-      if (!sack_ok_) sb_.reno_reset();
-      mark_sack_losses(sb_, sack_ok_ ? dupthresh : 0);
-    }
-  } else if (ca_state_ == CaState::Disorder && sb_.sacked_out() == 0) {
-    cc_->set_state(ccs_, CaState::Open, now);
-    ca_state_ = CaState::Open;
-    ccs_.ca_state = ca_state_;
-  }
-  (void)r;
+  (void)now;
 }
 
 // RFC 9293 §3.10.7.4 "fifth, check the ACK field" (ESTABLISHED and later).
@@ -153,7 +122,6 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   last_ack_rcv_ = now;
   probes_out_ = 0;  // Linux tcp_ack: any acceptable ACK answers the probes
   const Seq32 prior_una = snd_.una;
-  const uint32_t prior_wnd = snd_.wnd;
   const uint32_t prior_in_flight = sb_.in_flight();
   std::array<SeqRange, wire::kMaxSackBlocks> blocks{};
   size_t nblocks = 0;
@@ -165,8 +133,10 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
       (void)sb_.on_ack(prior_una, std::span(blocks.data(), nblocks), now);
     return true;
   }
-  const bool dup = is_dupack(seg, ack, prior_wnd);
+  const uint32_t wnd_before = snd_.wnd;
+  const Seq32 wl1_before = snd_.wl1;
   update_send_window(seg, ack);
+  const bool win_update = snd_.wnd != wnd_before || snd_.wl1 != wl1_before;
   const Seq32 data_ack = seq_min(ack, sb_.high_data());
   AckResult r;
   if (!sb_.empty() || nblocks) r = sb_.on_ack(seq_max(data_ack, snd_.una), std::span(blocks.data(), nblocks), now);
@@ -178,9 +148,9 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     snd_.una = ack;
     retransmits_ = 0;
     retrans_stamp_ = Time::never();
-    delivered_ += r.acked_packets;
     events_ |= conn_event::kReadiness;
   }
+  delivered_ += r.delivered_packets;
   ccs_.snd_una = snd_.una;
   ccs_.snd_nxt = snd_.nxt;
   ccs_.packets_out = sb_.packets_out();
@@ -193,20 +163,11 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     s.in_flight = prior_in_flight;
     cc_->pkts_acked(ccs_, s, now, c);
   }
-  if (ack > prior_una) on_new_ack(now, r, prior_in_flight);
-  else if (dup || r.sacked_packets > 0) on_dupack(now, seg, r, prior_in_flight);
-  if (ack > prior_una && ca_state_ != CaState::Recovery) {
-    cc::RateSample rs;
-    rs.acked_sacked = r.acked_packets + r.sacked_packets;
-    rs.prior_in_flight = prior_in_flight;
-    if (r.rtt_newest) rs.rtt = *r.rtt_newest;
-    ccs_.is_cwnd_limited = prior_in_flight + 1 >= ccs_.snd_cwnd || cc::is_cwnd_limited(ccs_);
-    cc::AckEvent ae{ack, true};
-    cc::cong_control(*cc_, ccs_, ae, rs, now, c, [] {}, env_.cfg().tcp_pacing_ss_ratio,
-                     env_.cfg().tcp_pacing_ca_ratio);
-    expand_sndbuf();
-  }
+  const recovery::RecoveryResult out = run_recovery(now, seg, r, prior_una, win_update);
+  congestion_step(now, ack, r, out, prior_una, prior_in_flight);
+  if (ack > prior_una) expand_sndbuf();
   if (ack > prior_una) rearm_rto_after_ack(now);
+  apply_recovery_timers(now, out);
   if (timers_.armed(TimerKind::kRetransmit) && timers_.retransmit_mode == RetransmitMode::kProbe0 &&
       usable_window() > 0) {
     // Linux tcp_ack_probe: the window opened; push() sends what it can.

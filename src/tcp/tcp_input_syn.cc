@@ -33,6 +33,7 @@ void Connection::finish_syn_negotiation(Time now, Seq32 irs) {
   rcv_.on_syn(now, n);
   synchronized_rcv_ = true;
   sb_.set_sack_enabled(sack_ok_);
+  rec_.set_sack(sack_ok_);
   update_mss(pmtu_);
 }
 

@@ -117,7 +117,7 @@ bool Connection::nagle_allows(uint32_t len, uint32_t mss, bool more) const {
 }
 
 // Sends [seq, seq+len) (and the FIN if `fin`). Returns false if nothing was sent.
-bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit) {
+bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp) {
   const uint32_t offset = seq_len(snd_.una, seq);
   if (offset + len > sndq_.size()) len = sndq_.size() > offset ? static_cast<uint32_t>(sndq_.size() - offset) : 0;
   std::vector<uint8_t>& buf = scratch(len);
@@ -133,14 +133,20 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   Counters& c = env_.counters();
   if (len > 0) {
     if (retransmit) {
-      sb_.on_retransmit(SeqRange{seq, end}, mss_cache_, now);
+      // A TLP probe is not a retransmission in flight (RFC 8985 §7.3, Linux
+      // tcp_send_loss_probe): it only marks the packet as ever retransmitted.
+      auto pkts = sb_.on_retransmit(SeqRange{seq, end}, mss_cache_, now, {},
+                                    tlp ? RetransmitKind::kProbe : RetransmitKind::kNormal);
+      if (pkts && !tlp) rec_.on_retransmit(*pkts, tsval(now));
       c.inc(Counter::TcpRetransSegs);
       ++total_retrans_;
       bytes_retrans_ += len;
       trace_event(now, TraceEvent::kRetransmit, seq.raw(), end.raw());
     } else {
       if (was_idle) cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
-      if (!sb_.on_send(SeqRange{seq, end}, mss_cache_, now)) return false;
+      auto pkts = sb_.on_send(SeqRange{seq, end}, mss_cache_, now);
+      if (!pkts) return false;
+      rec_.on_sent(*pkts);
       c.inc(Counter::TcpExtTCPOrigDataSent);
       trace_event(now, TraceEvent::kSend, seq.raw(), end.raw());
     }
@@ -157,7 +163,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   const Seq32 after = end + (fin ? 1 : 0);
   if (after > snd_.nxt) snd_.nxt = after;
   snd_max_ = seq_max(snd_max_, snd_.nxt);
-  if (!timers_.armed(TimerKind::kRetransmit) || timers_.retransmit_mode != RetransmitMode::kRto)
+  if (!timers_.armed(TimerKind::kRetransmit) || timers_.retransmit_mode == RetransmitMode::kProbe0)
     arm_rto(now);  // RFC 6298 (5.1)
   return true;
 }
@@ -186,9 +192,10 @@ void Connection::push(Time now, bool more) {
   if (!synchronized() || state_ == State::kTimeWait) return;
   if (sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
   const uint32_t mss = mss_cache_;
-  while (send_new_data(now, mss, more)) {
-  }
+  bool sent_new = false;
+  while (send_new_data(now, mss, more)) sent_new = true;
   push_once_ = false;
+  if (sent_new) set_xmit_timer(now, true);
   const bool unsent = seq_len(snd_.nxt, write_seq_) > 0 ||
                       (fin_queued_ && seq_len(snd_.nxt, write_seq_ + 1) > 0);
   if (unsent && sb_.packets_out() == 0 && snd_.nxt == snd_.una &&

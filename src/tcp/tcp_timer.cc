@@ -48,14 +48,84 @@ void Connection::arm_rto(Time now) {
 }
 
 // RFC 6298 (5.2)/(5.3): all data acknowledged stops the timer; new data
-// acknowledged restarts it.
+// acknowledged restarts it (or a loss probe, RFC 8985 §7.2).
 void Connection::rearm_rto_after_ack(Time now) {
   const bool fin_out = fin_queued_ && snd_max_ == write_seq_ + 1 && snd_.una != snd_max_;
   if (sb_.packets_out() == 0 && !fin_out) {
     if (timers_.retransmit_mode != RetransmitMode::kProbe0) timers_.cancel(TimerKind::kRetransmit);
     return;
   }
+  set_xmit_timer(now, false);
+}
+
+// Linux tcp_set_xmit_timer / tcp_schedule_loss_probe: a tail loss probe
+// (RFC 8985 §7.2) if allowed, never later than the RTO, else the RTO.
+void Connection::set_xmit_timer(Time now, bool after_send) {
+  if (sb_.packets_out() == 0) {
+    if (!timers_.armed(TimerKind::kRetransmit)) arm_rto(now);
+    return;
+  }
+  Duration rto_left = rtt_.backed_off_rto(backoff_);
+  if (after_send && timers_.armed(TimerKind::kRetransmit) && timers_.retransmit_mode == RetransmitMode::kRto)
+    rto_left = timers_.deadline(TimerKind::kRetransmit) - now;
+  std::optional<Duration> srtt;
+  if (rtt_.has_sample()) srtt = rtt_.srtt();
+  const auto pto = rec_.loss_probe_timeout(sb_.packets_out(), srtt, rtt_.rto_min(), rto_left);
+  if (pto && backoff_ == 0) {
+    timers_.retransmit_mode = RetransmitMode::kLossProbe;
+    timers_.arm(TimerKind::kRetransmit, now + *pto);
+    return;
+  }
+  if (after_send && timers_.armed(TimerKind::kRetransmit)) return;
   arm_rto(now);
+}
+
+// RFC 8985 §7.3 / Linux tcp_send_loss_probe: new data if the window allows,
+// else the last packet again; one probe outstanding at a time.
+void Connection::on_loss_probe(Time now) {
+  if (sb_.packets_out() == 0) return;
+  if (rec_.tlp().outstanding()) {
+    arm_rto(now);
+    return;
+  }
+  const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
+  const uint32_t len = std::min(unsent, mss_cache_);
+  bool sent = false;
+  bool retrans = false;
+  if (len > 0 && len <= usable_window()) {
+    sent = send_one(now, snd_.nxt, len, fin_queued_ && snd_.nxt + len == write_seq_, false);
+  } else {
+    const ScoreboardEntry& last = sb_.at(sb_.size() - 1);
+    const uint32_t plen = std::min(last.seq.len(), mss_cache_);
+    const Seq32 from = last.seq.end - plen;
+    if (sb_.find(from) && sb_.at(*sb_.find(from)).seq.begin == from) {
+      sent = send_one(now, from, plen, false, true, true);
+      retrans = true;
+    }
+  }
+  if (sent) {
+    rec_.on_probe_sent(snd_.nxt, retrans);
+    env_.counters().inc(Counter::TcpExtTCPLossProbes);
+  }
+  // Linux tcp_rearm_rto after a probe: the RTO counts from the head's
+  // latest transmission (tcp_rto_delta_us), not from the probe.
+  timers_.retransmit_mode = RetransmitMode::kRto;
+  const Time head_rto = sb_.empty() ? now + rtt_.rto() : sb_.at(0).xmit_time + rtt_.backed_off_rto(backoff_);
+  timers_.arm(TimerKind::kRetransmit, max(head_rto, now + Duration::us(1)));
+}
+
+// RFC 8985 §6.3 / Linux tcp_rack_reo_timeout.
+void Connection::on_reorder_timer(Time now) {
+  const recovery::RecoveryResult out =
+      rec_.on_reo_timeout(now, snd_.una, snd_.nxt, rtt_.rto(), rtt_.min_rtt(), rtt_.srtt(), sb_, *cc_, ccs_,
+                          env_.counters());
+  ca_state_ = rec_.ca_state();
+  push(now, false);
+  if (!out.reo_timeout.is_never()) {
+    apply_recovery_timers(now, out);
+  } else if (!timers_.armed(TimerKind::kRetransmit) && sb_.packets_out() > 0) {
+    arm_rto(now);
+  }
 }
 
 void Connection::arm_persist(Time now) {
@@ -106,6 +176,8 @@ bool Connection::retries_exhausted(Time now, int limit, Duration user_timeout) c
 void Connection::on_retransmit_timer(Time now) {
   switch (timers_.retransmit_mode) {
     case RetransmitMode::kProbe0: on_probe0(now); break;
+    case RetransmitMode::kLossProbe: on_loss_probe(now); break;
+    case RetransmitMode::kReorder: on_reorder_timer(now); break;
     default:
       if (state_ == State::kSynSent || state_ == State::kSynReceived) on_syn_rto(now);
       else on_rto(now);
@@ -146,19 +218,17 @@ void Connection::on_rto(Time now) {
   c.inc(Counter::TcpExtTCPTimeouts);
   ++total_rto_;
   trace_event(now, TraceEvent::kRto, backoff_);
-  if (ca_state_ != CaState::Loss) {
-    ccs_.prior_ssthresh = cc::current_ssthresh(ccs_);
-    ccs_.prior_cwnd = ccs_.snd_cwnd;
-    ccs_.snd_ssthresh = cc_->ssthresh(ccs_, now);
-    cc_->cwnd_event(ccs_, cc::CaEvent::Loss, now);
-    cc_->set_state(ccs_, CaState::Loss, now);
-    ca_state_ = CaState::Loss;
-    ccs_.ca_state = ca_state_;
+  // Linux tcp_enter_loss: mark what timed out lost, ssthresh, cwnd = 1, Loss.
+  recovery::RtoInput in;
+  in.now = now;
+  in.snd_una = snd_.una;
+  in.snd_nxt = snd_.nxt;
+  in.retransmits = static_cast<uint32_t>(retransmits_);
+  rec_.on_rto(in, sb_, *cc_, ccs_, c);
+  if (ca_state_ != rec_.ca_state()) {
+    ca_state_ = rec_.ca_state();
+    trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
   }
-  sb_.on_rto(false);
-  high_seq_ = snd_.nxt;
-  dupacks_ = 0;
-  ccs_.snd_cwnd = sb_.in_flight() + 1;  // Linux tcp_enter_loss: RFC 5681 §3.1 loss window
   // Linux retrans_stamp: when the head was last sent before this episode,
   // so the give-up time counts from the original transmission.
   if (retrans_stamp_.is_never()) retrans_stamp_ = sb_.empty() ? last_snd_data_ : sb_.at(0).xmit_time;

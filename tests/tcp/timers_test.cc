@@ -43,7 +43,16 @@ TEST(Timers, RtoFromHandshakeRttFloorsAt200ms) {
   t.stack().send(t.now(), s, d);
   t.expect_tx();
   Time sent = t.now();
-  EXPECT_EQ(t.run_next_timer() - sent, Duration::ms(210));
+  // First a tail loss probe (RFC 8985 §7.2): PTO = 2 SRTT + 200 ms with one
+  // packet out, capped at the RTO: 210 ms.
+  Time probe_at = t.run_next_timer();
+  EXPECT_EQ(probe_at - sent, Duration::ms(210));
+  Tx probe = t.expect_tx();
+  EXPECT_EQ(probe.payload.size(), 100u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPLossProbes), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeouts), 0u);
+  // Then the RTO, counted from the head's latest transmission.
+  EXPECT_EQ(t.run_next_timer() - probe_at, Duration::ms(210));
   Tx rtx = t.expect_tx();
   EXPECT_EQ(rtx.payload.size(), 100u);
   EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeouts), 1u);
@@ -61,6 +70,10 @@ TEST(Timers, BackoffDoublesAndGivesUpAfterRetries2) {
   Time last = start;
   Duration prev = Duration::zero();
   int n = 0;
+  // The first expiry is a tail loss probe; the RTO backoff follows.
+  last = t.run_next_timer();
+  t.expect_tx();
+  ASSERT_EQ(t.stack().counters().get(Counter::TcpExtTCPLossProbes), 1u);
   while (!t.stack().next_deadline().is_never() && n < 40) {
     Time fired = t.run_next_timer();
     if (t.stack().tcp_info(s)->tcpi_state == 7) break;
@@ -76,6 +89,7 @@ TEST(Timers, BackoffDoublesAndGivesUpAfterRetries2) {
     ++n;
   }
   EXPECT_EQ(n, 15);  // tcp_retries2
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeouts), 15u);
   std::vector<uint8_t> b(10);
   auto r = t.stack().recv(t.now(), s, b);
   ASSERT_FALSE(r);
