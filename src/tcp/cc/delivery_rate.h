@@ -94,7 +94,9 @@ class DeliveryRate {
   // tcp_rate_gen(): completes `rs`. `newly_delivered` is how much delivered()
   // grew during this ACK, `lost` how many packets this ACK marked lost,
   // `min_rtt` the connection's windowed min RTT (a sample shorter than it is
-  // discarded as ACK compression or a spurious retransmission's artefact).
+  // discarded as ACK compression or a spurious retransmission's artefact;
+  // zero means no RTT measured yet, and then nothing is discarded, where
+  // Linux's ~0U "none" would discard every sample).
   void generate(RateSample& rs, uint32_t newly_delivered, uint32_t lost,
                 bool is_sack_reneg, Duration min_rtt, Time now);
 
