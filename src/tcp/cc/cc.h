@@ -43,6 +43,13 @@
 //  * Undo of a spurious reduction [tcp_undo_cwnd_reduction]:
 //      if (tp.prior_ssthresh) { tp.snd_cwnd = cc.undo_cwnd(tp);
 //                               tp.snd_ssthresh = max(ssthresh, prior_ssthresh); }
+//  * Every data packet sent, new or retransmitted [tcp_rate_skb_sent]:
+//      snapshot = tp.rate.on_packet_sent(now, packets_out before it), kept with
+//      the packet in the scoreboard. When the sender runs out of data
+//      [tcp_rate_check_app_limited]: tp.rate.check_app_limited(...).
+//  * Always kept current in tp by the engine: mss, snd_una/snd_nxt, srtt,
+//    min_rtt, packets_out, packets_in_flight, max_packets_out,
+//    is_cwnd_limited, lost (total marked lost), lsndtime, wstamp, ca_state.
 //  * Sending a data packet when nothing was in flight [tcp_event_data_sent]:
 //      cc.cwnd_event(tp, CaEvent::TxStart, now) -- before updating tp.lsndtime.
 //  * Sending after idle [tcp_slow_start_after_idle_check]:
