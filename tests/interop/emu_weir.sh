@@ -8,7 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 interop_init emu_weir
 command -v curl >/dev/null || interop_skip "no curl"
-MB=${MB:-1}
+MB=${EMU_MB:-1}  # long delay and loss: a small transfer keeps the test short
 A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24 fd09::1/64
 tun_add "$B" tb 10.9.0.2/24 fd09::2/64
