@@ -1,0 +1,124 @@
+// The runner's own behaviour, independent of how complete the engine is:
+// skips name their reason, parse errors and timing errors name the line,
+// a wrong expected packet fails with both packets and a marked field.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "pkt/parser.h"
+#include "pkt/report.h"
+#include "pkt/runner.h"
+
+namespace weir::pkt {
+namespace {
+
+const char* kServer = R"(`./defaults.sh`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+  +.1 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+)";
+
+RunResult run(const std::string& text, IpVersion v = IpVersion::kIpv4) {
+  auto s = parse_script(text, "t.pkt");
+  EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().to_string());
+  if (!s) return {};
+  RunOptions opt;
+  opt.ip_version = v;
+  opt.run_code = false;
+  return run_script(*s, text, opt);
+}
+
+TEST(PktRunner, UnsupportedShellCommandSkipsWithTheCommand) {
+  RunResult r = run("`echo 3 > /sys/module/tcp_cubic/parameters/hystart_detect`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n");
+  EXPECT_EQ(r.outcome, Outcome::kSkip);
+  EXPECT_NE(r.reason.find("echo 3"), std::string::npos) << r.reason;
+}
+
+TEST(PktRunner, UnsupportedSyscallSkipsWithItsName) {
+  RunResult r = run("0 pipe([5, 6]) = 0\n");
+  EXPECT_EQ(r.outcome, Outcome::kSkip);
+  EXPECT_EQ(r.reason, "unsupported system call pipe()");
+  EXPECT_EQ(r.line, 1);
+}
+
+TEST(PktRunner, FastOpenSocketOptionSkips) {
+  RunResult r = run("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN, [1], 4) = 0\n");
+  EXPECT_EQ(r.outcome, Outcome::kSkip);
+  EXPECT_NE(r.reason.find("TCP_FASTOPEN"), std::string::npos);
+}
+
+TEST(PktRunner, UnknownHeaderOptionSkips) {
+  RunResult r = run("--wire_client\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n");
+  EXPECT_EQ(r.outcome, Outcome::kSkip);
+  EXPECT_EQ(r.reason, "unsupported option --wire_client");
+}
+
+TEST(PktRunner, FirstEventMustBeAtZero) {
+  RunResult r = run("1 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n");
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_EQ(r.reason, "first event should be at time 0");
+}
+
+TEST(PktRunner, WrongSyscallResultFailsWithBothValues) {
+  RunResult r = run("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 close(3) = -1 EBADF (Bad file descriptor)\n");
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_EQ(r.reason, "close() expected -1 EBADF but returned 0");
+  EXPECT_EQ(r.line, 2);
+  EXPECT_EQ(r.script_line, "+0 close(3) = -1 EBADF (Bad file descriptor)");
+}
+
+TEST(PktRunner, MissingOutboundPacketFailsAfterTheTolerance) {
+  // Nothing provokes a packet: the expectation at 0.1 s fails once the
+  // tolerance (12.5 % of the 100 ms gap) has passed.
+  RunResult r = run("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+.1 > S 0:0(0) <...>\n");
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_EQ(r.reason, "expected outbound packet at 0.100000 sec was not sent (waited until 0.112500 sec)");
+}
+
+// These need an engine that answers a SYN; they check the runner's matching.
+TEST(PktRunner, WrongWindowInExpectedSynAckIsMarked) {
+  RunResult r = run(std::string(kServer) + "+0 > S. 0:0(0) ack 1 win 1 <...>\n");
+  ASSERT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  EXPECT_NE(r.reason.find("tcp_window: expected 1 vs actual"), std::string::npos) << r.reason;
+  ASSERT_EQ(r.detail.size(), 3u);
+  EXPECT_EQ(r.detail[0], "expected: S. 0:0(0) ack 1 win 1 <...>");
+  EXPECT_EQ(r.detail[1].rfind("actual:   S. 0:0(0) ack 1 win ", 0), 0u) << r.detail[1];
+  // The caret sits under the window field of the actual packet.
+  size_t caret = r.detail[2].find('^');
+  EXPECT_EQ(r.detail[1].substr(caret, 3), "win");
+}
+
+TEST(PktRunner, EarlyPacketIsATimingError) {
+  RunResult r = run(std::string(kServer) + "+.5 > S. 0:0(0) ack 1 <...>\n");
+  ASSERT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_NE(r.reason.find("timing error: expected outbound packet at 0.600000 sec but happened at 0.100000 sec"),
+            std::string::npos) << r.reason;
+}
+
+TEST(PktRunner, HandshakePassesInEveryIpVariant) {
+  std::string s = std::string(kServer) + "+0 > S. 0:0(0) ack 1 <...>\n+.1 < . 1:1(0) ack 1 win 257\n+0 accept(3, ..., ...) = 4\n";
+  for (IpVersion v : {IpVersion::kIpv4, IpVersion::kIpv6, IpVersion::kIpv4MappedIpv6}) {
+    RunResult r = run(s, v);
+    EXPECT_EQ(r.outcome, Outcome::kPass) << to_string(v) << ": " << r.reason;
+    // Both directions are recorded for --pcap.
+    EXPECT_GE(r.packets.size(), 3u);
+  }
+}
+
+TEST(PktRunner, VariantsFollowTheScriptName) {
+  EXPECT_EQ(variants_for("a/basic-v6.pkt"), std::vector<IpVersion>{IpVersion::kIpv6});
+  EXPECT_EQ(variants_for("a/basic-v4.pkt").size(), 2u);
+  EXPECT_EQ(variants_for("a/basic.pkt").size(), 3u);
+}
+
+TEST(PktReport, TotalsLineIsExact) {
+  std::vector<ScriptRun> runs(3);
+  runs[1].result.outcome = Outcome::kFail;
+  runs[2].result.outcome = Outcome::kSkip;
+  EXPECT_EQ(format_totals(runs), "1 passed, 1 failed, 1 skipped");
+}
+
+}  // namespace
+}  // namespace weir::pkt
