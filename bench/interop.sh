@@ -33,7 +33,7 @@ goodput_fetch() {
   local t0 t1
   t0=$(date +%s.%N)
   timeout 300 "$WEIR" fetch -q --netns "$1" --tun "$2" --addr "$3" --sha256 "$WANT" "$4" >/dev/null 2>"$WORK/fetch.err" \
-    || { echo 0; return; }
+    || { sed 's/^/  weir fetch: /' "$WORK/fetch.err" >&2; echo 0; return; }
   t1=$(date +%s.%N)
   python3 -c "print(round($MB * 1048576 * 8 / ($t1 - $t0) / 1e6, 1))"
 }
@@ -82,10 +82,11 @@ wait_for 10 test -S "$WORK/e.sock" || fail "weir serve (emu)"
 wl_emu=$(best goodput_curl "$A" "http://192.0.2.1/blob")
 kill -TERM "$WE"; wait "$WE"
 # weir as the client: its TUN in A, the route to B's server through emu.
-ip -n "$A" tuntap add dev wc mode tun; ip -n "$A" addr add 192.0.2.2/24 dev wc; ip -n "$A" link set wc up
+# (A subnet of its own: A already routes 192.0.2.0/24 towards B.)
+ip -n "$A" tuntap add dev wc mode tun; ip -n "$A" addr add 203.0.113.2/24 dev wc; ip -n "$A" link set wc up
 ip netns exec "$A" sysctl -qw net.ipv4.ip_forward=1
-ip -n "$B" route add 192.0.2.0/24 via 10.9.0.1 dev tb
-lw_emu=$(best goodput_fetch "$A" wc 192.0.2.1/24 "http://10.9.0.2:8002/blob")
+ip -n "$B" route add 203.0.113.0/24 via 10.9.0.1 dev tb
+lw_emu=$(best goodput_fetch "$A" wc 203.0.113.1/24 "http://10.9.0.2:8002/blob")
 kill -INT "$EMU"; wait "$EMU"
 timing=$(python3 -c "
 import json; j = json.load(open('$WORK/emu.json'))
