@@ -38,8 +38,9 @@ FUZZ_SECONDS ?= 10
 fuzz: deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS)
-	@for f in build/fuzz/fuzz/fuzz_*; do n=$$(basename $$f); \
-	  $$f -max_total_time=$(FUZZ_SECONDS) fuzz/corpus/$${n#fuzz_} || exit 1; done
+	@for f in build/fuzz/fuzz/fuzz_*; do n=$$(basename $$f); c=$${n#fuzz_}; \
+	  mkdir -p build/fuzz/corpus-$$c; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-$$c fuzz/corpus/$$c || exit 1; done
 
 clean:
 	rm -rf build
