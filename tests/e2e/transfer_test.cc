@@ -142,3 +142,77 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace weir::test
+
+namespace weir::test {
+namespace {
+
+// The full-size run: 1 GiB each way with loss, duplication and
+// reordering. Disabled by default (minutes under ASan); run with
+// --gtest_also_run_disabled_tests --gtest_filter='*OneGibibyte*'.
+TEST(TransferLong, DISABLED_OneGibibyteEachWayImpaired) {
+  PairOptions o;
+  o.loss = 0.001;
+  o.duplicate = 0.001;
+  o.reorder = 0.002;
+  o.delay = Duration::ms(1);
+  Pair p(o);
+  auto [c, s] = p.connect();
+  ASSERT_NE(s, kNoSocket);
+  const uint64_t total = uint64_t{1} << 30;
+  auto up = transfer(p, p.a(), c, p.b(), s, total, p.now() + Duration::s(36000));
+  EXPECT_EQ(up.received, total);
+  EXPECT_EQ(up.recv_sum, up.sent_sum);
+  Pair q(o);
+  auto [c2, s2] = q.connect();
+  auto down = transfer(q, q.b(), s2, q.a(), c2, total, q.now() + Duration::s(36000));
+  EXPECT_EQ(down.received, total);
+  EXPECT_EQ(down.recv_sum, down.sent_sum);
+}
+
+class CountingSink : public TraceSink {
+ public:
+  void record(const TraceSample& s) override { ++n[static_cast<size_t>(s.event)]; }
+  size_t n[16] = {};
+};
+
+TEST(Transfer, TraceHookSeesStatesSendsAcksAndRetransmits) {
+  PairOptions o;
+  o.loss = 0.02;
+  Pair p(o);
+  CountingSink sink;
+  p.a().set_trace(&sink);
+  auto [c, s] = p.connect();
+  ASSERT_NE(s, kNoSocket);
+  auto r = transfer(p, p.a(), c, p.b(), s, 1 << 20, p.now() + Duration::s(120));
+  EXPECT_EQ(r.received, 1u << 20);
+  EXPECT_GE(sink.n[static_cast<size_t>(TraceEvent::kState)], 2u);  // SYN-SENT, ESTABLISHED, ...
+  EXPECT_GT(sink.n[static_cast<size_t>(TraceEvent::kSend)], 500u);
+  EXPECT_GT(sink.n[static_cast<size_t>(TraceEvent::kAck)], 100u);
+  EXPECT_GT(sink.n[static_cast<size_t>(TraceEvent::kRetransmit)], 0u);
+}
+
+struct ReadyLog {
+  int calls = 0;
+  uint32_t last = 0;
+  static void fn(void* ctx, SocketId, uint32_t events) {
+    auto* self = static_cast<ReadyLog*>(ctx);
+    ++self->calls;
+    self->last = events;
+  }
+};
+
+TEST(Transfer, ReadyCallbackReportsReadable) {
+  Pair p(PairOptions{});
+  ReadyLog log;
+  auto [c, s] = p.connect();
+  ASSERT_NE(s, kNoSocket);
+  p.b().set_ready_callback(&ReadyLog::fn, &log);
+  const uint8_t msg[] = {1, 2, 3, 4};
+  p.a().send(p.now(), c, msg);
+  p.run_until(p.now() + Duration::ms(100));
+  EXPECT_GT(log.calls, 0);
+  EXPECT_NE(p.b().poll(s) & ev::IN, 0u);
+}
+
+}  // namespace
+}  // namespace weir::test
