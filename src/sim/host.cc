@@ -56,6 +56,15 @@ void Host::on_event(Time now, uint64_t tag) {
   }
   if ((tag >> 1) != timer_gen_) return;  // superseded by an earlier deadline
   timer_at_ = Time::never();
+  // A stack whose deadline stays at or before `now` after advance() would
+  // spin the loop at one instant forever: stop the run instead.
+  spins_ = now == last_advance_ ? spins_ + 1 : 0;
+  last_advance_ = now;
+  if (spins_ > kMaxSpins) {
+    stalled_ = true;
+    loop_.stop();
+    return;
+  }
   stack_->advance(now);
   kick();
 }

@@ -55,6 +55,8 @@ class Host final : public Node, public Netif, public EventTarget {
 
   uint64_t packets_out() const { return packets_out_; }
   uint64_t packets_in() const { return packets_in_; }
+  // The stack kept asking for advance() at one instant: the run was stopped.
+  bool stalled() const { return stalled_; }
 
  private:
   static void ready_thunk(void* ctx, SocketId s, uint32_t events);
@@ -78,6 +80,10 @@ class Host final : public Node, public Netif, public EventTarget {
   uint64_t timer_gen_ = 0;
   uint64_t packets_out_ = 0;
   uint64_t packets_in_ = 0;
+  static constexpr uint32_t kMaxSpins = 100000;
+  Time last_advance_ = Time::never();
+  uint32_t spins_ = 0;
+  bool stalled_ = false;
 };
 
 }  // namespace weir::sim

@@ -174,6 +174,8 @@ RunResult run_once(const Scenario& sc, uint64_t seed, const RunOptions& opt) {
     }
   }
   if (w->loop.overflows()) r.error = "event queue overflow: the run was stopped";
+  for (const auto& h : w->hosts)
+    if (h->stalled()) r.error = fmt::format("host {}: the stack's timer deadline stayed in the past: the run was stopped", h->name());
   r.wall_s = wall();
   r.events = w->loop.events_run();
   r.simulated = w->loop.now() - Time::zero();
