@@ -44,9 +44,10 @@ struct Net {
     SocketId c = *a.socket();
     a.connect(now, c, Endpoint{IpAddr::v4(10, 0, 0, 2), port});
     for (int i = 0; i < 1000; ++i) {
+      const bool more = step();
       auto s = b.accept(now, listener, nullptr);
       if (s) return {c, *s};
-      if (!step()) break;
+      if (!more) break;
     }
     return {c, kNoSocket};
   }
