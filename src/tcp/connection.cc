@@ -112,6 +112,7 @@ void Connection::trace_event(Time now, TraceEvent ev, uint64_t a, uint64_t b) co
   s.snd_una = snd_.una.raw();
   s.snd_nxt = snd_.nxt.raw();
   s.delivery_rate = ccs_.rate.delivery_rate_bytes_per_sec(mss_cache_);
+  if (cc_) cc::fill_trace(*cc_, ccs_, s);
   s.a = a;
   s.b = b;
   sink->record(s);

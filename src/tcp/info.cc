@@ -56,6 +56,7 @@ TcpInfo Connection::info(Time now) const {
   i.tcpi_snd_wnd = snd_.wnd;
   i.tcpi_total_rto = total_rto_;
   cc_->get_info(i);
+  ccs_.rate.fill_info(i, mss_cache_);  // tcpi_delivery_rate, tcpi_delivered (Linux tcp_get_info)
   ccs_.rate.fill_info(i, mss_cache_);
   return i;
 }

@@ -81,7 +81,18 @@ void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
                                  uint32_t prior_in_flight) {
   Counters& c = env_.counters();
   cc::RateSample rs;
-  rs.acked_sacked = r.delivered_packets + out.reno_delivered;
+  // Linux tcp_count_delivered / tcp_rate_skb_delivered / tcp_rate_gen: the
+  // delivery-rate sample of this ACK, from the most recently sent packet it
+  // delivered (the scoreboard picks it).
+  const uint32_t newly_delivered = r.delivered_packets + out.reno_delivered;
+  ccs_.rate.count_delivered(newly_delivered, false);
+  if (r.latest_delivered) {
+    cc::TxRateSnapshot snap = r.latest_delivered->rate;
+    ccs_.rate.on_packet_delivered(snap, r.latest_delivered->xmit_time, r.latest_delivered->end_seq,
+                                  r.latest_delivered->retransmitted, false, rs);
+  }
+  ccs_.rate.generate(rs, newly_delivered, out.newly_lost, false, rtt_.min_rtt(), now);
+  rs.acked_sacked = newly_delivered;
   rs.losses = out.newly_lost;
   rs.prior_in_flight = prior_in_flight;
   if (r.rtt_newest) rs.rtt = *r.rtt_newest;
@@ -165,6 +176,15 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   }
   const recovery::RecoveryResult out = run_recovery(now, seg, r, prior_una, win_update);
   congestion_step(now, ack, r, out, prior_una, prior_in_flight);
+  if (ccs_.slow_start_exit_reason != 0) {
+    // cc.h contract: report the end of slow start once, then clear it. The
+    // cwnd is the one at the exit (a loss exit has reduced it since).
+    TcpInfo info;
+    cc_->get_info(info);
+    const uint32_t cwnd = info.hystart_exit_cwnd ? info.hystart_exit_cwnd : ccs_.snd_cwnd;
+    trace_event(now, TraceEvent::kHystartExit, cwnd, ccs_.slow_start_exit_reason);
+    ccs_.slow_start_exit_reason = 0;
+  }
   if (ack > prior_una) expand_sndbuf();
   if (ack > prior_una) rearm_rto_after_ack(now);
   apply_recovery_timers(now, out);

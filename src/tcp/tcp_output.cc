@@ -132,10 +132,13 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   emit(now, h, std::span<const uint8_t>(buf.data(), len));
   Counters& c = env_.counters();
   if (len > 0) {
+    // Linux tcp_rate_skb_sent(): every transmission snapshots the delivery
+    // state; packets_out is counted before this packet.
+    const cc::TxRateSnapshot snap = ccs_.rate.on_packet_sent(now, sb_.packets_out());
     if (retransmit) {
       // A TLP probe is not a retransmission in flight (RFC 8985 §7.3, Linux
       // tcp_send_loss_probe): it only marks the packet as ever retransmitted.
-      auto pkts = sb_.on_retransmit(SeqRange{seq, end}, mss_cache_, now, {},
+      auto pkts = sb_.on_retransmit(SeqRange{seq, end}, mss_cache_, now, snap,
                                     tlp ? RetransmitKind::kProbe : RetransmitKind::kNormal);
       if (pkts && !tlp) rec_.on_retransmit(*pkts, tsval(now));
       c.inc(Counter::TcpRetransSegs);
@@ -144,7 +147,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
       trace_event(now, TraceEvent::kRetransmit, seq.raw(), end.raw());
     } else {
       if (was_idle) cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
-      auto pkts = sb_.on_send(SeqRange{seq, end}, mss_cache_, now);
+      auto pkts = sb_.on_send(SeqRange{seq, end}, mss_cache_, now, snap);
       if (!pkts) return false;
       rec_.on_sent(*pkts);
       c.inc(Counter::TcpExtTCPOrigDataSent);
