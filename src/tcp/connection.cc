@@ -286,6 +286,12 @@ void Connection::become_established(Time now) {
   retrans_stamp_ = Time::never();
   timers_.cancel(TimerKind::kRetransmit);
   update_mss(pmtu_);
+  // HyStart's first round ends at today's SND.NXT (Linux bictcp_init ->
+  // bictcp_hystart_reset reads tp->snd_nxt): the cc view must be current
+  // before init, or the round end lies half the sequence space away and no
+  // round ever starts (seed 004's detector then never fires).
+  ccs_.snd_una = snd_.una;
+  ccs_.snd_nxt = snd_.nxt;
   cc_->init(ccs_, now);
   expand_sndbuf();
   if (listener_) events_ |= conn_event::kEstablished;

@@ -165,6 +165,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   }
   const Seq32 after = end + (fin ? 1 : 0);
   if (after > snd_.nxt) snd_.nxt = after;
+  ccs_.snd_nxt = snd_.nxt;  // HyStart's rounds end at SND.NXT (Linux reads tp->snd_nxt)
   snd_max_ = seq_max(snd_max_, snd_.nxt);
   if (!timers_.armed(TimerKind::kRetransmit) || timers_.retransmit_mode == RetransmitMode::kProbe0)
     arm_rto(now);  // RFC 6298 (5.1)
