@@ -18,7 +18,22 @@ Pair::Pair(const PairOptions& o)
   });
 }
 
+void Pair::release_shaped() {
+  while (!shaped_.empty() && shaped_.front().first <= now_) {
+    std::vector<uint8_t> bytes = std::move(shaped_.front().second);
+    shaped_.pop_front();
+    b_->input(now_, bytes);
+  }
+}
+
 void Pair::deliver(link::Side to, std::span<const uint8_t> bytes) {
+  if (to == link::Side::B && o_.rate_bps_to_b > 0) {
+    // Serialization at the bottleneck: each packet leaves after the previous.
+    const auto ns = static_cast<int64_t>(bytes.size() * 8 * uint64_t{1000000000} / o_.rate_bps_to_b);
+    link_free_ = max(link_free_, now_) + Duration::ns(ns);
+    shaped_.emplace_back(link_free_, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    return;
+  }
   Stack& s = to == link::Side::A ? *a_ : *b_;
   const size_t i = static_cast<size_t>(to);
   std::uniform_real_distribution<double> u(0, 1);
@@ -52,8 +67,10 @@ bool Pair::run_while(const std::function<bool()>& busy, Time limit) {
     if (a_->next_deadline() <= now_) a_->advance(now_);
     if (b_->next_deadline() <= now_) b_->advance(now_);
     pipe_.deliver_due(now_, [&](link::Side to, std::span<const uint8_t> bytes) { deliver(to, bytes); });
+    release_shaped();
     if (!busy()) return true;
     Time next = min(pipe_.next_delivery(), min(a_->next_deadline(), b_->next_deadline()));
+    if (!shaped_.empty()) next = min(next, shaped_.front().first);
     // A held (reordered) packet is released after at most 1 ms.
     if (holding_[0] || holding_[1]) next = min(next, now_ + Duration::ms(1));
     if (next.is_never() || next > limit) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <random>
 #include <span>
@@ -23,6 +24,9 @@ struct PairOptions {
   double duplicate = 0.0;  // per packet
   double reorder = 0.0;    // per packet: held back and sent after the next one
   uint64_t seed = 1;
+  // A bottleneck toward B (bits/s of IP bytes; 0: none): packets reaching B
+  // are serialized at this rate after the pipe's delay (FIFO, no drops).
+  uint64_t rate_bps_to_b = 0;
 };
 
 class Pair {
@@ -52,6 +56,9 @@ class Pair {
   std::mt19937_64 rng_;
   std::vector<uint8_t> held_[2];
   bool holding_[2] = {false, false};
+  std::deque<std::pair<Time, std::vector<uint8_t>>> shaped_;  // waiting at the A->B bottleneck
+  Time link_free_;
+  void release_shaped();
 };
 
 // FNV-1a over a byte stream, fed in pieces.

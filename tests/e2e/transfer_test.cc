@@ -169,6 +169,48 @@ TEST(TransferLong, DISABLED_OneGibibyteEachWayImpaired) {
   EXPECT_EQ(down.recv_sum, down.sent_sum);
 }
 
+// Linux tcp_rate_gen via the engine: the delivery rate seen by a bulk sender
+// over a 20 Mbit/s bottleneck is the bottleneck's payload rate (at least
+// 1448 of every 1500 IP bytes), not zero and not above the link.
+TEST(Transfer, DeliveryRateMatchesBottleneckRate) {
+  PairOptions o;
+  o.delay = Duration::ms(10);
+  o.rate_bps_to_b = 20'000'000;
+  Pair p(o);
+  auto [c, s] = p.connect();
+  ASSERT_NE(s, kNoSocket);
+  auto r = transfer(p, p.a(), c, p.b(), s, 4 << 20, p.now() + Duration::s(60));
+  ASSERT_EQ(r.received, 4u << 20);
+  auto info = p.a().tcp_info(c);
+  ASSERT_TRUE(info.has_value());
+  const double link_bytes_per_s = 20e6 / 8;
+  EXPECT_GT(info->tcpi_delivery_rate, 0.9 * link_bytes_per_s * 1448 / 1500);
+  EXPECT_LE(info->tcpi_delivery_rate, link_bytes_per_s);
+  EXPECT_GE(info->tcpi_delivered, (4u << 20) / 1460);  // every data packet, at most one MSS each
+}
+
+// Seed 004 through the engine: CUBIC's HyStart ACK-train detector ends slow
+// start once the ACK train of a round spans half the base RTT. Needs the cc
+// view's SND.NXT current from init on; without it no round ever starts and
+// slow start only ends by loss.
+TEST(Transfer, HystartAckTrainEndsSlowStartBeforeLoss) {
+  PairOptions o;
+  o.delay = Duration::ms(20);
+  o.rate_bps_to_b = 20'000'000;
+  o.a_cfg.tcp_congestion_control = "cubic";
+  Pair p(o);
+  auto [c, s] = p.connect();
+  ASSERT_NE(s, kNoSocket);
+  auto r = transfer(p, p.a(), c, p.b(), s, 8 << 20, p.now() + Duration::s(60));
+  ASSERT_EQ(r.received, 8u << 20);
+  auto info = p.a().tcp_info(c);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->hystart_exit_reason, 1);  // ACK train
+  // BDP: 20 Mbit/s x 40 ms = ~67 packets; the train spans RTT/2 at ~cwnd BDP.
+  EXPECT_GE(info->hystart_exit_cwnd, 40u);
+  EXPECT_EQ(info->tcpi_total_retrans, 0u);
+}
+
 class CountingSink : public TraceSink {
  public:
   void record(const TraceSample& s) override { ++n[static_cast<size_t>(s.event)]; }
