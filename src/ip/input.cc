@@ -110,18 +110,7 @@ Socket* StackImpl::find_listener(const Endpoint& local) {
 // <SEQ=SEG.ACK><CTL=RST> if ACK was set, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
 void StackImpl::reset_no_socket(const FourTuple& t, const tcp::InSegment& seg) {
   if (seg.h.has(RST)) return;
-  wire::TcpHeader h;
-  h.src_port = t.local.port;
-  h.dst_port = t.remote.port;
-  if (seg.h.has(ACK)) {
-    h.seq = seg.h.ack;
-    h.flags = RST;
-  } else {
-    h.seq = Seq32(0);
-    h.ack = seg.h.seq + seg.len();
-    h.flags = RST | ACK;
-  }
-  output(t, h, {}, 0);
+  output(t, tcp::reset_reply(t, seg), {}, 0);
   counters_.inc(Counter::TcpOutSegs);
   counters_.inc(Counter::TcpOutRsts);
 }
@@ -137,6 +126,20 @@ bool StackImpl::input_listener(Time now, Socket& ls, const FourTuple& t, const t
   if (!seg.h.has(SYN)) return true;  // "drop the segment and return"
   listener_syn(now, ls, t, seg);
   return true;
+}
+
+// A connection born of listener `ls` for tuple `t`: not yet visible to the
+// application, demuxed, and counted against the SYN queue until accepted.
+Socket& StackImpl::new_child(Socket& ls, const FourTuple& t) {
+  Socket& c = new_socket(ls.v6);
+  c.app_open = false;
+  c.listener_parent = ls.id;
+  c.local = t.local;
+  c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
+  demux_[t] = c.id;
+  c.in_demux = true;
+  ls.listener->add_embryonic(c.id);
+  return c;
 }
 
 void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg) {
@@ -157,14 +160,7 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
     counters_.inc(Counter::TcpExtListenDrops);
     return;
   }
-  Socket& c = new_socket(ls.v6);
-  c.app_open = false;
-  c.listener_parent = ls.id;
-  c.local = t.local;
-  c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
-  demux_[t] = c.id;
-  c.in_demux = true;
-  l.add_embryonic(c.id);
+  Socket& c = new_child(ls, t);
   c.conn->open_passive(now, t, seg, ls.id);
   after_call(c);
 }
@@ -223,14 +219,7 @@ bool StackImpl::listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, co
   tcp::CookieOptions co;
   co.mss = *mss;
   if (seg.h.options.ts) co = tcp::cookie_decode_tsecr(seg.h.options.ts->ecr, *mss);
-  Socket& c = new_socket(ls.v6);
-  c.app_open = false;
-  c.listener_parent = ls.id;
-  c.local = t.local;
-  c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
-  demux_[t] = c.id;
-  c.in_demux = true;
-  l.add_embryonic(c.id);
+  Socket& c = new_child(ls, t);
   c.conn->open_from_cookie(now, t, seg, co, ls.id);
   // The ACK may carry data: process it as an established connection would.
   if (!seg.payload.empty() || seg.h.has(FIN)) c.conn->input(now, seg);

@@ -81,6 +81,7 @@ class StackImpl final : public tcp::TcpEnv {
   Socket* app_socket(SocketId s);  // app-visible only
   const Socket* app_socket(SocketId s) const;
   Socket& new_socket(bool v6);
+  Socket& new_child(Socket& ls, const FourTuple& t);
   void after_call(Socket& s);       // events, timers, readiness, reaping
   void reschedule(Socket& s);
   void notify(SocketId id);

@@ -43,4 +43,23 @@ struct InSegment {
   }
 };
 
+// RFC 9293 §3.10.7.1: the reset answering `seg` where no synchronized state
+// accepts it: <SEQ=SEG.ACK><CTL=RST> if ACK was set, else
+// <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>. Ports are `t`'s. The caller must
+// not answer an RST with one.
+inline wire::TcpHeader reset_reply(const FourTuple& t, const InSegment& seg) {
+  wire::TcpHeader h;
+  h.src_port = t.local.port;
+  h.dst_port = t.remote.port;
+  if (seg.h.has(wire::tcp_flag::ACK)) {
+    h.seq = seg.h.ack;
+    h.flags = wire::tcp_flag::RST;
+  } else {
+    h.seq = Seq32(0);
+    h.ack = seg.h.seq + seg.len();
+    h.flags = wire::tcp_flag::RST | wire::tcp_flag::ACK;
+  }
+  return h;
+}
+
 }  // namespace weir::tcp

@@ -41,19 +41,8 @@ void Connection::finish_syn_negotiation(Time now, Seq32 irs) {
 // synchronized state: <SEQ=SEG.ACK><CTL=RST>, or RST|ACK when no ACK was set.
 void Connection::send_reset_for(Time now, const InSegment& seg) {
   if (seg.h.has(RST)) return;
-  wire::TcpHeader h;
-  h.src_port = tuple_.local.port;
-  h.dst_port = tuple_.remote.port;
-  if (seg.h.has(ACK)) {
-    h.seq = seg.h.ack;
-    h.flags = RST;
-  } else {
-    h.seq = Seq32(0);
-    h.ack = seg.h.seq + seg.len();
-    h.flags = RST | ACK;
-  }
   (void)now;
-  env_.output(tuple_, h, {}, 0);
+  env_.output(tuple_, reset_reply(tuple_, seg), {}, 0);
   env_.counters().inc(Counter::TcpOutSegs);
   env_.counters().inc(Counter::TcpOutRsts);
 }
