@@ -90,6 +90,9 @@ bool Connection::check_sequence(Time now, const InSegment& seg) {
       send_challenge_ack(now, true);  // RFC 5961 §4.2
       return false;
     }
+    // Linux tcp_send_dupack: old data (a retransmission below RCV.NXT) gets
+    // a D-SACK (RFC 2883 §4) and quick ACKs; the receiver decides.
+    rcv_.on_unacceptable(seg.h.seq, seg.len(), c);
     if (pure_data || !oow_rate_limited(now)) send_ack(now);
     else c.inc(Counter::TcpExtTCPACKSkippedSeq);
     return false;
@@ -214,9 +217,11 @@ void Connection::process_data(Time now, const InSegment& seg) {
   if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
     const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
     d.tsecr_age = Duration::ms(static_cast<int32_t>(now_ms - seg.h.options.ts->ecr));
+    d.tsecr = seg.h.options.ts->ecr;  // a repeated echo is sampled once (Linux rcv_rtt_last_tsecr)
   }
   const bool had_fin = rcv_.fin_received();
-  DataOutcome out = rcv_.on_data(now, d, rtt_.rto(), env_.counters());
+  // Linux bounds the delayed-ACK and SACK-compression delays by SRTT.
+  DataOutcome out = rcv_.on_data(now, d, rtt_.rto(), rtt_.srtt(), env_.counters());
   if (!seg.payload.empty()) last_rcv_data_ = now;
   if (out.fin && !had_fin) process_fin(now);
   if (state_ == State::kClosed) return;
