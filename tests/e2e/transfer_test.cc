@@ -189,26 +189,50 @@ TEST(Transfer, DeliveryRateMatchesBottleneckRate) {
   EXPECT_GE(info->tcpi_delivered, (4u << 20) / 1460);  // every data packet, at most one MSS each
 }
 
+// Remembers the sequence number of the first data packet sent.
+class FirstSendSink : public TraceSink {
+ public:
+  void record(const TraceSample& s) override {
+    if (s.event == TraceEvent::kSend && !seen) {
+      seen = true;
+      first_seq = static_cast<uint32_t>(s.a);
+    }
+  }
+  bool seen = false;
+  uint32_t first_seq = 0;
+};
+
 // Seed 004 through the engine: CUBIC's HyStart ACK-train detector ends slow
-// start once the ACK train of a round spans half the base RTT. Needs the cc
-// view's SND.NXT current from init on; without it no round ever starts and
-// slow start only ends by loss.
+// start once the ACK train of a round spans half the base RTT. HyStart's
+// rounds end at SND.NXT, so the cc view of it must be current from init on;
+// with a stale SND.NXT of 0 and an ISN in the upper half of the sequence
+// space no round ever starts and only a loss ends slow start. The test picks
+// a connection whose ISN is in that upper half.
 TEST(Transfer, HystartAckTrainEndsSlowStartBeforeLoss) {
   PairOptions o;
   o.delay = Duration::ms(20);
   o.rate_bps_to_b = 20'000'000;
   o.a_cfg.tcp_congestion_control = "cubic";
-  Pair p(o);
-  auto [c, s] = p.connect();
-  ASSERT_NE(s, kNoSocket);
-  auto r = transfer(p, p.a(), c, p.b(), s, 8 << 20, p.now() + Duration::s(60));
-  ASSERT_EQ(r.received, 8u << 20);
-  auto info = p.a().tcp_info(c);
-  ASSERT_TRUE(info.has_value());
-  EXPECT_EQ(info->hystart_exit_reason, 1);  // ACK train
-  // BDP: 20 Mbit/s x 40 ms = ~67 packets; the train spans RTT/2 at ~cwnd BDP.
-  EXPECT_GE(info->hystart_exit_cwnd, 40u);
-  EXPECT_EQ(info->tcpi_total_retrans, 0u);
+  bool tested = false;
+  for (uint16_t port = 80; port < 120 && !tested; ++port) {
+    Pair p(o);
+    FirstSendSink sink;
+    p.a().set_trace(&sink);
+    auto [c, s] = p.connect(port);
+    ASSERT_NE(s, kNoSocket);
+    auto r = transfer(p, p.a(), c, p.b(), s, 8 << 20, p.now() + Duration::s(60));
+    ASSERT_EQ(r.received, 8u << 20);
+    ASSERT_TRUE(sink.seen);
+    if (sink.first_seq < 0x80000000u) continue;
+    tested = true;
+    auto info = p.a().tcp_info(c);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->hystart_exit_reason, 1);  // ACK train
+    // BDP: 20 Mbit/s x 40 ms = ~67 packets.
+    EXPECT_GE(info->hystart_exit_cwnd, 40u);
+    EXPECT_EQ(info->tcpi_total_retrans, 0u);
+  }
+  EXPECT_TRUE(tested) << "no connection had an ISN in the upper half";
 }
 
 class CountingSink : public TraceSink {
