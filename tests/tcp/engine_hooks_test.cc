@@ -31,5 +31,42 @@ TEST(EngineHooks, OldRetransmissionGetsDsackAndDelayedAckLost) {
   EXPECT_EQ(t.stack().counters().get(Counter::TcpExtDelayedACKLost), lost_before + 1);
 }
 
+// Linux tcp_sack_compress via the engine's srtt: once the quick ACKs and
+// three duplicate ACKs went out at once, further out-of-order data is SACKed after 5 % of the
+// RTT. The receiver has no RTT of its own here (no timestamps, no in-order
+// data), so the sender-side SRTT is the only bound (the handshake's ~0
+// sample then a 10 ms one: SRTT 1.25 ms, delay 62.5 us); without
+// it the compressed SACK would go out at once.
+TEST(EngineHooks, SackCompressionDelayFollowsSrtt) {
+  Harness t;
+  PeerOpts o;
+  o.ts = false;
+  t.peer_ts = false;
+  SocketId s = t.passive_open(o);
+  std::vector<uint8_t> d(100, 0x61);
+  ASSERT_EQ(*t.stack().send(t.now(), s, d), 100u);
+  t.expect_tx();
+  t.advance(Duration::ms(10));
+  t.inject(ACK, 1, 101);  // SRTT 1.25 ms
+  t.clear_tx();
+  // A hole at [1, 1001), then out-of-order segments: each is answered at
+  // once (quick ACKs, then three duplicate ACKs) until compression starts.
+  bool compressed = false;
+  for (uint32_t i = 0; i < 40 && !compressed; ++i) {
+    t.inject(ACK, 1001 + 100 * i, 101, 100);
+    compressed = t.pending() == 0;
+    t.clear_tx();
+  }
+  ASSERT_TRUE(compressed);
+  ASSERT_EQ(t.stack().tcp_info(s)->tcpi_rtt, 1250u);
+  t.advance(Duration::us(30));
+  EXPECT_EQ(t.pending(), 0u) << "compressed for 5% of SRTT (62.5 us)";
+  t.advance(Duration::us(40));
+  ASSERT_EQ(t.pending(), 1u);
+  Tx a = t.expect_tx();
+  EXPECT_EQ(t.rel_ack(a), 1u);
+  EXPECT_GE(a.h.options.sack_count, 1u);
+}
+
 }  // namespace
 }  // namespace weir::test
