@@ -1,5 +1,5 @@
-// Engine wiring of receiver hooks (Linux tcp_send_dupack): a retransmission
-// lying entirely below RCV.NXT is answered at once with a D-SACK of it.
+// Engine wiring of receiver hooks: D-SACK for old retransmissions (Linux
+// tcp_send_dupack), SRTT-bounded SACK compression, raw TSecr for the receiver RTT.
 #include <gtest/gtest.h>
 
 #include "tcp/harness_helper.h"
@@ -66,6 +66,24 @@ TEST(EngineHooks, SackCompressionDelayFollowsSrtt) {
   Tx a = t.expect_tx();
   EXPECT_EQ(t.rel_ack(a), 1u);
   EXPECT_GE(a.h.options.sack_count, 1u);
+}
+
+// Linux tcp_rcv_rtt_measure_ts: a TSecr already sampled is not sampled again
+// (rcv_rtt_last_tsecr), so a second segment echoing the same (older and older)
+// TSval does not inflate the receiver's RTT. Needs the raw TSecr from the
+// engine; without it the second segment adds a 30 ms sample (12.5 ms EWMA).
+TEST(EngineHooks, RepeatedTsecrIsSampledOnceForReceiverRtt) {
+  Harness t;
+  SocketId s = t.passive_open();
+  t.advance(Duration::ms(10));
+  t.inject(ACK, 1, 1, 1448);  // echoes the SYN-ACK's TSval: a 10 ms sample
+  t.clear_tx();
+  t.advance(Duration::ms(20));
+  t.inject(ACK, 1 + 1448, 1, 1448);  // the same echo, now 30 ms old
+  t.clear_tx();
+  auto info = t.stack().tcp_info(s);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->tcpi_rcv_rtt, 10000u);
 }
 
 }  // namespace
