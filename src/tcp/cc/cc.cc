@@ -91,6 +91,36 @@ void update_pacing_rate(CcState& tp, uint32_t ss_ratio, uint32_t ca_ratio) {
   tp.pacing_rate = std::min(r, tp.max_pacing_rate);
 }
 
+void cwnd_validate(const CongestionControl& cc, CcState& tp, const CwndValidateArgs& a, Time now) {
+  // Remember for the current window whether it was cwnd-limited; if not, the
+  // largest flight in it. A new window starts once snd.una passes the end of
+  // the last one.
+  if (tp.snd_una >= tp.cwnd_usage_seq || a.cwnd_limited ||
+      (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out)) {
+    tp.is_cwnd_limited = a.cwnd_limited;
+    tp.max_packets_out = tp.packets_out;
+    tp.cwnd_usage_seq = tp.snd_nxt;
+  }
+  if (is_cwnd_limited(tp)) {
+    tp.snd_cwnd_used = 0;  // the network is fed fully
+    tp.snd_cwnd_stamp = now;
+    return;
+  }
+  tp.snd_cwnd_used = std::max(tp.snd_cwnd_used, tp.packets_out);
+  // RFC 7661 §4.4 as Linux (RFC 2861's "slow part"): after an RTO without
+  // using the window, shrink cwnd halfway toward what was used.
+  if (!a.slow_start_after_idle || cc.has_cong_control() || now - tp.snd_cwnd_stamp < a.rto) return;
+  if (tp.ca_state == CaState::Open && !a.sndbuf_limited) {
+    const uint32_t win_used = std::max(tp.snd_cwnd_used, a.init_cwnd);
+    if (win_used < tp.snd_cwnd) {
+      tp.snd_ssthresh = current_ssthresh(tp);
+      tp.snd_cwnd = (tp.snd_cwnd + win_used) >> 1;
+    }
+    tp.snd_cwnd_used = 0;
+  }
+  tp.snd_cwnd_stamp = now;
+}
+
 void cwnd_restart(CongestionControl& cc, CcState& tp, Duration idle, Duration rto,
                   uint32_t init_cwnd, Time now) {
   cc.cwnd_event(tp, CaEvent::CwndRestart, now);
@@ -103,6 +133,8 @@ void cwnd_restart(CongestionControl& cc, CcState& tp, Duration idle, Duration rt
     for (idle -= rto; idle.ns() > 0 && cwnd > restart_cwnd; idle -= rto) cwnd >>= 1;
   }
   tp.snd_cwnd = std::max(cwnd, restart_cwnd);
+  tp.snd_cwnd_stamp = now;
+  tp.snd_cwnd_used = 0;
 }
 
 void slow_start_after_idle_check(CongestionControl& cc, CcState& tp, Duration rto,

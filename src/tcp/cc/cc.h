@@ -111,6 +111,9 @@ struct CcState {
   uint32_t packets_in_flight = 0;               // tcp_packets_in_flight(): "pipe" in packets
   uint32_t max_packets_out = 0;                 // max packets_out in the last window
   bool is_cwnd_limited = false;                 // tp->is_cwnd_limited (tcp_cwnd_validate)
+  Seq32 cwnd_usage_seq;                         // end of the window max_packets_out describes
+  uint32_t snd_cwnd_used = 0;                   // largest packets_out while not cwnd-limited
+  Time snd_cwnd_stamp;                          // last time cwnd was fully used or changed
   uint64_t lost = 0;                            // tp->lost: total packets ever marked lost
   Time lsndtime;                                // when data was last sent
   Time wstamp;                                  // tcp_wstamp_ns: earliest departure of the next packet (pacing)
@@ -278,9 +281,25 @@ void cong_control(CongestionControl& cc, CcState& tp, const AckEvent& ack, const
     prr_step();
   } else if (ack.may_raise_cwnd) {
     cc.cong_avoid(tp, ack.ack, rs.acked_sacked, now, mib);
+    tp.snd_cwnd_stamp = now;  // tcp_cong_avoid
   }
   update_pacing_rate(tp, ss_ratio, ca_ratio);
 }
+
+// tcp_cwnd_validate() (RFC 7661 in Linux's form), after each transmit pass
+// that sent something or found the window full (`cwnd_limited`): tracks
+// whether this window is cwnd-limited and the largest flight, and after an
+// RTO of not using the window (with tcp_slow_start_after_idle, for algorithms
+// without cong_control) shrinks cwnd halfway to what was used
+// (tcp_cwnd_application_limited). Reads tp.packets_out and tp.snd_una/snd_nxt.
+struct CwndValidateArgs {
+  bool cwnd_limited = false;   // the pass stopped because in-flight >= cwnd
+  Duration rto;                // icsk_rto
+  uint32_t init_cwnd = 10;     // tcp_init_cwnd()
+  bool slow_start_after_idle = true;
+  bool sndbuf_limited = false; // SOCK_NOSPACE: the application hit its buffer
+};
+void cwnd_validate(const CongestionControl& cc, CcState& tp, const CwndValidateArgs& a, Time now);
 
 // tcp_cwnd_restart(): RFC 5681 §4.1 / RFC 7661 restart after idle: halve cwnd
 // per RTO idle, not below the initial window. Raises CaEvent::CwndRestart.
