@@ -9,13 +9,14 @@
 #   emu:    through `weir emu` at RATE with DELAY one way (default 1 Gbit/s,
 #           10 ms); weir sits behind a forwarding hop in namespace B
 # Prints a Markdown table (for docs/performance.md). Needs root.
-# Usage: bench/interop.sh [BUILD_DIR]   env: MB (100), RATE, DELAY, RUNS (1)
+# Usage: bench/interop.sh [BUILD_DIR]   env: MB (100), RATE, DELAY, RUNS (1),
+#        PATHS ("direct emu"; "direct" alone skips the emulator)
 set -u
 BUILD=${1:-build/default}
 WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
-MB=${MB:-100} RATE=${RATE:-1Gbit} DELAY=${DELAY:-10ms} RUNS=${RUNS:-1}
+MB=${MB:-100} RATE=${RATE:-1Gbit} DELAY=${DELAY:-10ms} RUNS=${RUNS:-1} PATHS=${PATHS:-direct emu}
 . "$(dirname "$0")/../tests/interop/lib.sh"
 interop_init bench
 mkdir -p "$WORK/www" && make_file "$WORK/www/blob" "$MB"
@@ -65,6 +66,14 @@ pyserver "$D" 8001
 ip -n "$D" tuntap add dev wf mode tun; ip -n "$D" addr add 192.0.2.2/24 dev wf; ip -n "$D" link set wf up
 lw_direct=$(best goodput_fetch "$D" wf 192.0.2.1/24 "http://192.0.2.2:8001/blob")
 
+ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
+if [ "$PATHS" = direct ]; then
+  echo "| path | Linux->Linux | weir->Linux | Linux->weir | weir->Linux / Linux | Linux->weir / Linux |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  echo "| direct (veth / TUN), $MB MB | $ll_direct | $wl_direct | $lw_direct | $(ratio "$wl_direct" "$ll_direct") | $(ratio "$lw_direct" "$ll_direct") |"
+  exit 0
+fi
+
 # --- through weir emu -------------------------------------------------------
 A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24; tun_add "$B" tb 10.9.0.2/24
@@ -92,7 +101,6 @@ timing=$(python3 -c "
 import json; j = json.load(open('$WORK/emu.json'))
 print('%.1f%% / %.1f%%' % (100*j['a_to_b']['timing']['within_50us'], 100*j['b_to_a']['timing']['within_50us']))")
 
-ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 echo "| path | Linux->Linux | weir->Linux | Linux->weir | weir->Linux / Linux | Linux->weir / Linux |"
 echo "| --- | --- | --- | --- | --- | --- |"
 echo "| direct (veth / TUN), $MB MB | $ll_direct | $wl_direct | $lw_direct | $(ratio "$wl_direct" "$ll_direct") | $(ratio "$lw_direct" "$ll_direct") |"

@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <fmt/format.h>
 
 namespace weir::driver {
@@ -22,11 +26,60 @@ constexpr uint32_t kK[64] = {
 
 constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+#if defined(__x86_64__)
+bool cpu_has_sha() { return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1"); }
+
+// FIPS 180-4 §6.2.2 with the SHA-NI instructions: the state lives in two
+// registers as (A,B,E,F) and (C,D,G,H), the layout SHA256RNDS2 works on; each
+// SHA256RNDS2 does two rounds, SHA256MSG1/MSG2 extend the schedule four words
+// at a time (W[t-16] + s0(W[t-15]), then + W[t-7] and + s1(W[t-2])).
+__attribute__((target("sha,sse4.1"))) void blocks_shani(uint32_t* h, const uint8_t* p, size_t n) {
+  const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+  __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)), 0xB1);  // C D A B
+  __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 4)), 0x1B);
+  __m128i abef = _mm_alignr_epi8(dcba, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, dcba, 0xF0);
+  for (; n > 0; --n, p += 64) {
+    const __m128i abef0 = abef, cdgh0 = cdgh;
+    __m128i w[4];
+    for (int j = 0; j < 16; ++j) {
+      if (j < 4) {
+        w[j] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j)), bswap);
+      } else {
+        __m128i t = _mm_sha256msg1_epu32(w[(j - 4) & 3], w[(j - 3) & 3]);
+        t = _mm_add_epi32(t, _mm_alignr_epi8(w[(j - 1) & 3], w[(j - 2) & 3], 4));
+        w[j & 3] = _mm_sha256msg2_epu32(t, w[(j - 1) & 3]);
+      }
+      const __m128i wk = _mm_add_epi32(w[j & 3], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kK + 4 * j)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+  }
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#else
+bool cpu_has_sha() { return false; }
+void blocks_shani(uint32_t*, const uint8_t*, size_t) {}
+#endif
+
 }  // namespace
 
 // FIPS 180-4 §5.3.3: the initial hash value.
-Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+Sha256::Sha256() : Sha256(true) {}
+
+Sha256::Sha256(bool allow_simd)
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
+      simd_(allow_simd && cpu_has_sha()) {}
+
+void Sha256::blocks(const uint8_t* p, size_t n) {
+  if (simd_) return blocks_shani(h_.data(), p, n);
+  for (; n > 0; --n, p += 64) block(p);
+}
 
 // FIPS 180-4 §6.2.2: one 512-bit block.
 void Sha256::block(const uint8_t* p) {
@@ -56,10 +109,12 @@ void Sha256::update(std::span<const uint8_t> data) {
     used_ += take;
     i = take;
     if (used_ < 64) return;
-    block(buf_.data());
+    blocks(buf_.data(), 1);
     used_ = 0;
   }
-  for (; i + 64 <= data.size(); i += 64) block(data.data() + i);
+  const size_t whole = (data.size() - i) / 64;
+  blocks(data.data() + i, whole);
+  i += whole * 64;
   std::memcpy(buf_.data(), data.data() + i, data.size() - i);
   used_ = data.size() - i;
 }

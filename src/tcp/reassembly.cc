@@ -54,6 +54,20 @@ OfoInsert Reassembly::insert(Seq32 seq, std::span<const uint8_t> data, uint64_t 
     return r;
   }
 
+  // The common case during loss recovery: the segment extends one block at
+  // its tail. Append in place (amortized O(1)) rather than copying the whole
+  // block per segment, which made a long hole quadratic.
+  if (last == first + 1 && blocks_[first].range.begin <= seg.begin && blocks_[first].range.end < seg.end) {
+    OfoBlock& b = blocks_[first];
+    const uint32_t skip = seq_len(seg.begin, b.range.end);
+    b.data.insert(b.data.end(), data.begin() + skip, data.end());
+    b.range = SeqRange{b.range.begin, seg.end};
+    b.stamp = stamp;
+    bytes_ += len - skip;
+    r.block = b.range;
+    return r;
+  }
+
   // Build the union [lo, hi) from the held blocks plus the new bytes.
   const Seq32 lo = seq_min(seg.begin, blocks_[first].range.begin);
   const Seq32 hi = seq_max(seg.end, blocks_[last - 1].range.end);
