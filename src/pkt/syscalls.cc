@@ -2,6 +2,7 @@
 // errno semantics. Calls that would block on a blocking socket (or a
 // poll/epoll_wait with a timeout) become a Pending operation that the
 // timeline retries after every engine step, so their return time is checked.
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -20,6 +21,20 @@ struct Ret {
 Ret from(Errc e) { return e == Errc::kOk ? Ret{0, 0} : Ret{-1, static_cast<int>(e)}; }
 
 bool is_ellipsis(const Expr& e) { return e.kind == Expr::Kind::kEllipsis; }
+
+// A blocking read returns once min(SO_RCVLOWAT, len) bytes are queued, or at
+// EOF or an error (Linux tcp_recvmsg: target = sock_rcvlowat()).
+bool read_target_met(const Stack& st, SocketId s, size_t want) {
+  int inq = 0;
+  if (st.ioctl(s, 0x541B /* SIOCINQ */, &inq) != Errc::kOk) return true;  // recv reports it
+  if (st.poll(s) & (ev::ERR | ev::HUP | ev::RDHUP)) return true;
+  int lowat = 1;
+  size_t optlen = sizeof lowat;
+  std::span<uint8_t> val(reinterpret_cast<uint8_t*>(&lowat), sizeof lowat);
+  if (st.getsockopt(s, sym::SOL_SOCKET, sym::SO_RCVLOWAT, val, &optlen) != Errc::kOk) lowat = 1;
+  const size_t target = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(lowat, 1)), want));
+  return static_cast<size_t>(std::max(inq, 0)) >= target;
+}
 
 // Options the engine has no notion of: the script is skipped, not failed.
 bool unsupported_sockopt(std::string_view name) {
@@ -51,9 +66,11 @@ class SyscallCtx {
     switch (x.kind) {
       case Expr::Kind::kInt: return x.num;
       case Expr::Kind::kWord: {
-        auto v = symbol_value(x.text);
-        if (!v) skip(fmt::format("unknown symbol '{}'", x.text));
-        return *v;
+        if (auto v = symbol_value(x.text)) return *v;
+        // An errno name as a value (getsockopt SO_ERROR) is its number.
+        if (auto e = errno_value(x.text)) return *e;
+        skip(fmt::format("unknown symbol '{}'", x.text));
+        return 0;
       }
       case Expr::Kind::kOr: {
         int64_t v = 0;
@@ -281,6 +298,7 @@ void SyscallCtx::data_calls() {
   size_t want = static_cast<size_t>(len);
   if (is_read) {
     return run(blocking, [r, s, want, engine_flags, blocking](Time now) -> std::optional<Ret> {
+      if (blocking && !read_target_met(*r->stack_, s, want)) return std::nullopt;
       std::vector<uint8_t> buf(want);
       auto got = r->stack_->recv(now, s, buf, engine_flags);
       if (!got && got.error() == Errc::kAgain && blocking) return std::nullopt;
