@@ -34,13 +34,16 @@ conformance: build
 bench: build
 	@for b in build/default/bench/bench_*; do $$b; done
 
+# Every fuzz target in turn for FUZZ_SECONDS each, from its seed corpus
+# (fuzz/corpus/<name>); new inputs and crash files stay under build/fuzz/.
 FUZZ_SECONDS ?= 10
 fuzz: deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS)
-	@for f in build/fuzz/fuzz/fuzz_*; do n=$$(basename $$f); c=$${n#fuzz_}; \
-	  mkdir -p build/fuzz/corpus-$$c; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-$$c fuzz/corpus/$$c || exit 1; done
+	@for f in build/fuzz/fuzz/fuzz_*; do [ -f $$f -a -x $$f ] || continue; n=$$(basename $$f); c=$${n#fuzz_}; \
+	  mkdir -p build/fuzz/corpus-$$c build/fuzz/artifacts; echo "== $$n ($(FUZZ_SECONDS) s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/artifacts/$$c- build/fuzz/corpus-$$c fuzz/corpus/$$c || exit 1; done
 
 clean:
 	rm -rf build

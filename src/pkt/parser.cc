@@ -79,6 +79,9 @@ class Parser {
     if (t.kind == Token::Kind::kInt) v = static_cast<double>(t.num);
     else if (t.kind == Token::Kind::kFloat) v = t.real;
     else fail(t, what);
+    // Nanoseconds in 64 bits reach ~292 years; a larger time is an error,
+    // not a wrapped Duration.
+    if (!(std::fabs(v) <= 1e9)) fail(t, "a time under 1e9 seconds");
     ++i_;
     return Duration::us(std::llround(v * 1e6));
   }

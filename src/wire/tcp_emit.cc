@@ -123,7 +123,15 @@ void write_item(const TcpOptions& o, const TcpOptionItem& it, OptWriter& w) {
 // item that cannot be written; the rest keep their order.
 void write_items(const TcpOptions& o, OptWriter& w) {
   size_t count = std::min<size_t>(o.item_count, kTcpOptionsMax);
+  // Every parsed SACK block goes out with the first SACK item; a header that
+  // carried several SACK options must not repeat the blocks (and crowd out
+  // the options after them).
+  bool sack_written = false;
   for (size_t i = 0; i < count; ++i) {
+    if (o.items[i].kind == tcp_opt::SACK && o.sack_count > 0) {
+      if (sack_written) continue;
+      sack_written = true;
+    }
     size_t len = item_len(o, o.items[i]);
     if (len == 0 || len > w.room()) continue;
     write_item(o, o.items[i], w);
