@@ -217,6 +217,9 @@ class Scoreboard {
   Seq32 rescue_rxt() const { return rescue_rxt_; } // RescueRxt
   void set_rescue_rxt(Seq32 s) { rescue_rxt_ = s; }
   std::optional<Seq32> highest_sacked_end() const;
+  // Linux tcp_highest_sack_seq(): the end of the highest SACKed packet, or
+  // HighACK when nothing is SACKed.
+  Seq32 fack() const { return highest_sacked_end().value_or(high_ack_); }
 
   size_t size() const { return ring_count_; }
   bool empty() const { return ring_count_ == 0; }

@@ -20,9 +20,10 @@ bool sent_after(Time t1, Seq32 seq1, Time t2, Seq32 seq2) {
 AckResult Scoreboard::on_ack(Seq32 ack, std::span<const SeqRange> blocks, Time now) {
   AckResult r;
   scratch_ = {};
-  // Linux prior_fack: tcp_highest_sack_seq() before this ACK.
-  const Seq32 prior_fack =
-      (sack_enabled_ && have_highest_sack_ && counts_.sacked_out > 0) ? highest_sack_ : high_ack_;
+  // Linux prior_fack: tcp_highest_sack_seq() before this ACK, which is the
+  // END of the highest SACKed packet (Linux keeps a pointer to the packet
+  // after it, tcp_advance_highest_sack()).
+  const Seq32 prior_fack = fack();
   const bool ack_ok = high_ack_ <= ack && ack <= high_data_;
   const Seq32 eff_ack = ack_ok ? ack : high_ack_;
   if (sack_enabled_ && !blocks.empty()) {
@@ -42,8 +43,12 @@ AckResult Scoreboard::on_ack(Seq32 ack, std::span<const SeqRange> blocks, Time n
     }
   }
   if (ack_ok) cum_ack(ack, r, now);
+  // Linux tcp_check_sack_reordering(): the distance from the lowest packet
+  // delivered out of order (below prior_fack) to tcp_highest_sack_seq()
+  // after this ACK (SND.UNA once nothing is SACKed any more).
   if (scratch_.have_reord && scratch_.reord_low < prior_fack) {
-    r.reordering_bytes = seq_len(scratch_.reord_low, prior_fack);
+    const Seq32 now_fack = fack();
+    if (scratch_.reord_low < now_fack) r.reordering_bytes = seq_len(scratch_.reord_low, now_fack);
   }
   finish_rtt(r, now);
   r.highest_sacked_end = highest_sacked_end();

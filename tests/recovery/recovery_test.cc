@@ -99,7 +99,9 @@ TEST(Recovery, ReorderingDegreeIsLearnedFromLateOriginals) {
   EXPECT_EQ(r.newly_lost, 0u);
   EXPECT_EQ(c.state(), CaState::Disorder);
   c.ack(5000, {{5000, 6000}});  // packets 1-5 were only late
-  EXPECT_EQ(c.machine().reordering(), 5u);
+  // Linux tcp_check_sack_reordering(): from the lowest late packet (0) to
+  // tcp_highest_sack_seq(), the END of the highest SACKed packet (6000).
+  EXPECT_EQ(c.machine().reordering(), 6u);
   EXPECT_EQ(c.machine().reord_seen(), 1u);
   EXPECT_EQ(c.count(Counter::TcpExtTCPSACKReorder), 1u);
   c.ack(10000);
