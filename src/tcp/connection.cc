@@ -292,6 +292,7 @@ void Connection::become_established(Time now) {
   // round ever starts (seed 004's detector then never fires).
   ccs_.snd_una = snd_.una;
   ccs_.snd_nxt = snd_.nxt;
+  ccs_.lsndtime = now;  // Linux: no cwnd restart on the first data packet
   cc_->init(ccs_, now);
   expand_sndbuf();
   if (listener_) events_ |= conn_event::kEstablished;
@@ -328,6 +329,9 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
   if (data.empty()) return size_t{0};
   const size_t n = sndq_.append(data, sndbuf_limit());
   if (n == 0) return Unexpected(Errc::kAgain);
+  // Linux tcp_skb_entail -> tcp_slow_start_after_idle_check (RFC 5681 §4.1).
+  cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
+                                  env_.cfg().tcp_slow_start_after_idle != 0, now);
   write_seq_ += static_cast<uint32_t>(n);
   push(now, (flags & MSG_MORE) != 0);
   if (!writable()) events_ |= conn_event::kReadiness;

@@ -21,6 +21,7 @@
 #include "tcp/cc/cc.h"
 #include "tcp/env.h"
 #include "tcp/isn.h"
+#include "tcp/pacing.h"
 #include "tcp/receiver.h"
 #include "tcp/recovery/recovery.h"
 #include "tcp/rtt.h"
@@ -96,7 +97,7 @@ class Connection {
   // ---- driver side ----
   void input(Time now, const InSegment& seg);
   void on_timers(Time now);  // fires every due timer
-  Time next_deadline() const { return timers_.earliest(); }
+  Time next_deadline() const { return std::min(timers_.earliest(), pacer_.deadline()); }  // incl. pacing
   // ICMP: destination unreachable (soft/hard) and PMTU (RFC 1191, RFC 8201).
   void on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq);
   void on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq);
@@ -196,6 +197,7 @@ class Connection {
   bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
   bool retransmit_head(Time now);
   void retransmit_lost(Time now);
+  void validate_cwnd(Time now, bool sent);  // tcp_cwnd_validate
   uint32_t tcp_options_size() const;
 
   // --- tcp_timer.cc
@@ -252,6 +254,7 @@ class Connection {
   TimerSet timers_;
   std::unique_ptr<cc::CongestionControl> cc_;
   cc::CcState ccs_;
+  Pacer pacer_;  // internal pacing (tcp/pacing.h)
   recovery::RecoveryMachine rec_;
 
   // Negotiated options.

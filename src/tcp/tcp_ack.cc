@@ -97,7 +97,7 @@ void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
   rs.prior_in_flight = prior_in_flight;
   if (r.rtt_newest) rs.rtt = *r.rtt_newest;
   const bool una_advanced = ack > prior_una;
-  ccs_.is_cwnd_limited = prior_in_flight >= ccs_.snd_cwnd || cc::is_cwnd_limited(ccs_);
+  ccs_.lost += out.newly_lost;  // tp->lost (BBR's long-term sampling reads it)
   cc::AckEvent ae;
   ae.ack = ack;
   ae.may_raise_cwnd = cc::may_raise_cwnd(rec_.reordering(), static_cast<uint32_t>(env_.cfg().tcp_reordering),

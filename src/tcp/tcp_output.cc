@@ -155,6 +155,8 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
     }
     bytes_sent_ += len;
     ++data_segs_out_;
+    ccs_.packets_out = sb_.packets_out();
+    pacer_.on_sent(ccs_, len, data_segs_out_, now);  // EDT: the next packet's departure
     last_snd_data_ = now;
     ccs_.lsndtime = now;
     rcv_.on_data_sent(now);
@@ -180,6 +182,7 @@ bool Connection::send_new_data(Time now, uint32_t mss, bool more) {
   if (unsent == 0 && !fin_pending) return false;
   // RFC 5681 §3.1: at most cwnd packets in flight.
   if (sb_.in_flight() >= ccs_.snd_cwnd) return false;
+  if (pacer_.hold(ccs_, now)) return false;  // Linux tcp_pacing_check
   const uint32_t len = std::min(unsent, mss);
   const bool fin = fin_queued_ && snd_.nxt + len == write_seq_;
   // RFC 9293 §3.8.6.2.1: never beyond snd.una + snd.wnd; a retreated edge
@@ -200,11 +203,23 @@ void Connection::push(Time now, bool more) {
   while (send_new_data(now, mss, more)) sent_new = true;
   push_once_ = false;
   if (sent_new) set_xmit_timer(now, true);
+  validate_cwnd(now, sent_new);
   const bool unsent = seq_len(snd_.nxt, write_seq_) > 0 ||
                       (fin_queued_ && seq_len(snd_.nxt, write_seq_ + 1) > 0);
   if (unsent && sb_.packets_out() == 0 && snd_.nxt == snd_.una &&
-      !timers_.armed(TimerKind::kRetransmit))
+      !timers_.armed(TimerKind::kRetransmit) && pacer_.deadline().is_never())
     arm_persist(now);
+}
+
+// Linux tcp_write_xmit's tail: tcp_cwnd_validate after a pass that sent or
+// found the congestion window full (RFC 7661; cc::cwnd_validate).
+void Connection::validate_cwnd(Time now, bool sent) {
+  const bool cwnd_limited = sb_.in_flight() >= ccs_.snd_cwnd;
+  if (!sent && !cwnd_limited) return;
+  const StackConfig& cfg = env_.cfg();
+  ccs_.packets_out = sb_.packets_out();
+  cc::cwnd_validate(*cc_, ccs_,
+                    {cwnd_limited, rtt_.rto(), cfg.initial_cwnd, cfg.tcp_slow_start_after_idle != 0, false}, now);
 }
 
 // RFC 6298 (5.4) / RFC 5681 §3.2: retransmit the earliest unacknowledged segment.
@@ -231,6 +246,7 @@ bool Connection::retransmit_head(Time now) {
 void Connection::retransmit_lost(Time now) {
   Seq32 from = snd_.una;
   while (sb_.in_flight() < ccs_.snd_cwnd) {
+    if (pacer_.hold(ccs_, now)) break;  // Linux tcp_xmit_retransmit_queue: tcp_pacing_check
     auto idx = sb_.next_lost(from);
     if (!idx) break;
     const ScoreboardEntry& e = sb_.at(*idx);

@@ -11,6 +11,8 @@ namespace weir::tcp {
 using namespace wire::tcp_flag;
 
 void Connection::on_timers(Time now) {
+  // Linux tcp_pace_kick: the paced packet's departure time has come.
+  if (pacer_.fire(now)) push(now, false);
   for (int guard = 0; guard < 16; ++guard) {
     const TimerKind k = timers_.due(now);
     if (k == TimerKind::kCount) break;
