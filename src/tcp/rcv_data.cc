@@ -111,15 +111,18 @@ DataOutcome Receiver::on_data(Time now, const DataSegment& seg, Duration rto, Du
 }
 
 // A segment wholly below rcv.nxt: a retransmission of data we have. Linux
-// tcp_data_queue / tcp_send_dupack: D-SACK it (RFC 2883 §4), leave delayed-ACK
-// mode so the sender hears at once (RFC 9293 §3.10.7.4 "send an
-// acknowledgment"), and count TcpExtDelayedACKLost when it lies even below
-// the last window announcement (our ACK was probably lost).
+// tcp_data_queue(): D-SACK it (RFC 2883 §4), leave delayed-ACK mode so the
+// sender hears at once (RFC 9293 §3.10.7.4 "send an acknowledgment"), and
+// count TcpExtDelayedACKLost (our ACK was probably lost). Linux counts every
+// such text-bearing duplicate that passed tcp_sequence(), i.e. one ending at
+// or after rcv.wup (ending exactly at the last advertised point included);
+// one ending before rcv.wup is unacceptable and counted the same way by
+// tcp_send_dupack() (on_unacceptable()).
 DataOutcome Receiver::on_old_data(Seq32 seq, uint32_t len, Seq32 end, Counters& c) {
   DataOutcome out;
   out.drop = RcvDrop::kDuplicate;
   out.duplicate = len;
-  if (len > 0 && end < rcv_wup_) c.inc(Counter::TcpExtDelayedACKLost);
+  if (len > 0) c.inc(Counter::TcpExtDelayedACKLost);
   dsack_set({seq, end}, c);
   enter_quickack(kMaxQuickAcks);
   ack_pending_ = true;
