@@ -180,21 +180,55 @@ TEST(Undo, DsackForTheOnlyRetransmissionUndoesRecovery) {
   EXPECT_EQ(c.tp().snd_cwnd, 10u);
 }
 
-TEST(Undo, DsackWithoutEpisodeOrFromBeforeItIsIgnoredAndCounted) {
+// Linux tcp_dsack_seen(): more duplicates reported than were ever
+// retransmitted is implausible (TcpExtTCPDSACKIgnoredDubious) and proves
+// nothing. Here nothing was retransmitted at all.
+TEST(Undo, DsackWithoutAnyRetransmissionIsDubious) {
   Conn c(/*sack=*/true);
   c.send(4);
   c.advance(Duration::ms(100));
   c.ack(2000);
-  c.ack(2000, {{0, 1000}});  // nothing was retransmitted: no episode
-  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredNoUndo), 1u);
-  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKUndo), 0u);
+  c.ack(2000, {{0, 1000}});
   EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKRecv), 1u);
-  // An episode starting at 2000; a D-SACK for data below it is too old.
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 1u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKRecvSegs), 0u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredNoUndo), 0u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKUndo), 0u);
+}
+
+// A lying receiver D-SACKs two packets after one retransmission: the second
+// report is dubious and must not complete an undo.
+TEST(Undo, DsackOfMoreThanWasRetransmittedDoesNotUndo) {
+  Conn c(/*sack=*/true);
   c.send(10, Duration::ms(1));
   c.advance(Duration::ms(100));
-  c.ack(2000, {{3000, 6000}});
+  c.ack(0, {{1000, 4000}});
   ASSERT_EQ(c.state(), CaState::Recovery);
-  c.ack(2000, {{1000, 2000}, {3000, 6000}});
+  ASSERT_EQ(c.retransmitted, (std::vector<uint32_t>{0}));
+  c.ack(0, {{1000, 3000}, {1000, 4000}});  // D-SACK of two packets, one retransmitted
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 1u);
+  EXPECT_EQ(c.state(), CaState::Recovery) << "no undo from an implausible D-SACK";
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKUndo), 0u);
+}
+
+// Linux tcp_is_sackblock_valid(): a plausible D-SACK below the current
+// episode's undo_marker is about an earlier episode (TCPDSACKIgnoredOld).
+TEST(Undo, DsackFromAnEarlierEpisodeIsIgnoredAsOld) {
+  Conn c(/*sack=*/true);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}});
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  c.advance(Duration::ms(50));
+  c.ack(10000);
+  ASSERT_EQ(c.state(), CaState::Open);
+  // A second episode starting at 10000.
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(10000, {{11000, 14000}});
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  c.ack(10000, {{0, 1000}, {11000, 14000}});
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 0u);
   EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredOld), 1u);
   EXPECT_EQ(c.state(), CaState::Recovery) << "no undo from an old D-SACK";
 }

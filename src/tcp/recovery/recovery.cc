@@ -61,12 +61,27 @@ RecoveryResult RecoveryMachine::on_ack(const RecoveryAck& in, Scoreboard& sb,
 void RecoveryMachine::bookkeeping(Ctx& c) {
   const AckResult& r = c.in.sb;
   bool dsack_for_probe = false;
+  bool dsack_plausible = true;
   if (r.dsack) {
     dsack_for_probe = tlp_.dsack_is_for_probe(r.dsack_range, c.in.mss);
     // Linux tcp_check_dsack(): below the cumulative ACK or out of order.
     c.mib.inc(r.dsack_below_una ? Counter::TcpExtTCPDSACKRecv : Counter::TcpExtTCPDSACKOfoRecv);
-    c.mib.inc(Counter::TcpExtTCPDSACKRecvSegs,
-              std::max<uint32_t>(1, c.in.mss ? (r.dsack_range.len() + c.in.mss - 1) / c.in.mss : 1));
+    const uint32_t segs =
+        std::max<uint32_t>(1, c.in.mss ? (r.dsack_range.len() + c.in.mss - 1) / c.in.mss : 1);
+    // Linux tcp_dsack_seen(): a D-SACK is only plausible while the peer has
+    // reported no more duplicates than we ever retransmitted; otherwise it
+    // is dubious (a broken or lying receiver) and proves nothing: no undo,
+    // no RACK window growth.
+    dsack_dups_ += segs;
+    if (dsack_dups_ > total_retrans_) {
+      c.mib.inc(Counter::TcpExtTCPDSACKIgnoredDubious);
+      dsack_plausible = false;
+      dsack_for_probe = false;
+    } else {
+      c.mib.inc(Counter::TcpExtTCPDSACKRecvSegs, segs);
+    }
+  }
+  if (r.dsack && dsack_plausible) {
     // Linux tcp_is_sackblock_valid(): a D-SACK below snd.una is only of use
     // for undo, and only if it is about this episode.
     if (r.dsack_below_una && !undo_.marker()) {
@@ -274,6 +289,7 @@ void RecoveryMachine::cwnd_reduction(cc::CcState& tp, uint32_t newly_acked_sacke
 }
 
 void RecoveryMachine::on_retransmit(uint32_t packets, uint32_t tsval) {
+  total_retrans_ += packets;
   undo_.on_retransmit(packets, tsval);
   if (in_cwnd_reduction()) prr_.on_sent(packets);
 }

@@ -10,6 +10,22 @@
 // back in RecoveryResult (retransmit lost packets or send new data, arm
 // RACK's reordering timer or a short RTO).
 //
+// What is sent during recovery (RFC 6675 §4 NextSeg) follows Linux
+// tcp_xmit_retransmit_queue() and tcp_write_xmit(), which differ from the
+// RFC on purpose:
+//  - rule 1 (a lost, not yet retransmitted hole): the scoreboard's LOST
+//    marks (RACK or dupthresh decide loss, not IsLost()), oldest first;
+//  - rule 2 (new data within cwnd and rwnd): as the RFC;
+//  - rule 3 (an unSACKed, not lost segment below the highest SACK) is NOT
+//    done: Linux removed this "forward retransmission" (2017, with RACK):
+//    RACK marks such a segment lost once it is overdue by the reordering
+//    window, and only then is it retransmitted, by rule 1;
+//  - rule 4 (RescueRxt: one retransmission of the highest outstanding
+//    segment per recovery when nothing else may be sent) is NOT done:
+//    Linux has no rescue retransmission; a lost tail is repaired by the
+//    tail loss probe (RFC 8985 §7) or the RTO. Scoreboard::rescue_rxt()
+//    is kept at HighACK for the RFC's bookkeeping only.
+//
 // Engine call order per ACK (Linux tcp_ack()):
 //   r = scoreboard.on_ack(...)                       [tcp_sacktag_write_queue + tcp_clean_rtx_queue]
 //   out = machine.on_ack({..., r}, sb, cc, tp, mib)  [D-SACK, RACK, TLP, tcp_fastretrans_alert]
@@ -120,7 +136,10 @@ class RecoveryMachine {
   // New data sent: PRR's prr_out while reducing.
   void on_sent(uint32_t packets) { if (in_cwnd_reduction()) prr_.on_sent(packets); }
   // A TLP probe went out (RFC 8985 §7.3).
-  void on_probe_sent(Seq32 snd_nxt, bool retransmission) { tlp_.on_probe_sent(snd_nxt, retransmission); }
+  void on_probe_sent(Seq32 snd_nxt, bool retransmission) {
+    if (retransmission) ++total_retrans_;  // Linux __tcp_retransmit_skb() counts probes too
+    tlp_.on_probe_sent(snd_nxt, retransmission);
+  }
   // Linux tcp_schedule_loss_probe() facts from the machine's side.
   std::optional<Duration> loss_probe_timeout(uint32_t packets_out, std::optional<Duration> srtt,
                                              Duration rto_min, Duration rto_remaining) const;
@@ -189,6 +208,10 @@ class RecoveryMachine {
 
   RecoveryConfig cfg_;
   CaState ca_state_ = CaState::Open;
+  // Linux tp->total_retrans and tp->dsack_dups, for tcp_dsack_seen()'s
+  // plausibility check.
+  uint64_t total_retrans_ = 0;
+  uint64_t dsack_dups_ = 0;
   Seq32 high_seq_;
   bool is_sack_reneg_ = false;
   Reordering reord_;
