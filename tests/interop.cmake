@@ -5,7 +5,7 @@
 # http.server, weir emu) in private network namespaces. They need root and
 # /dev/net/tun and report SKIPPED (exit 77) without them. Each is bounded by
 # a ctest timeout; the whole label runs in about two minutes.
-add_executable(test_driver ${CMAKE_CURRENT_SOURCE_DIR}/interop/driver_unit.cc)
+add_executable(test_driver ${CMAKE_CURRENT_SOURCE_DIR}/interop/driver_unit.cc ${CMAKE_CURRENT_SOURCE_DIR}/interop/tun_unit.cc)
 target_link_libraries(test_driver PRIVATE weir GTest::gtest GTest::gtest_main)
 gtest_discover_tests(test_driver DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 PROPERTIES LABELS driver)
 
@@ -25,6 +25,8 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(emu_linux_linux 45 ${_interop}/emu_linux_linux.sh)
   weir_interop(emu_weir 45 ${_interop}/emu_weir.sh)
   weir_interop(ss 30 ${_interop}/serve.sh ss default)
+  weir_interop(fetch_chunked 30 ${_interop}/serve.sh chunked default)
+  weir_interop(fetch_refused 30 ${_interop}/serve.sh refused default)
   weir_interop(emu_iperf 30 ${_interop}/emu_iperf.sh)
   # Real-time measurements: nothing else runs beside them.
   set_tests_properties(interop_emu_linux_linux interop_emu_weir interop_emu_iperf PROPERTIES RUN_SERIAL TRUE)

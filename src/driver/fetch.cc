@@ -1,7 +1,12 @@
 #include "driver/fetch.h"
 
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -43,14 +48,21 @@ class Fetch final : public App {
     if (done_) return false;
     if (now - start_ > o_.timeout) return finish(now, "timed out");
     uint32_t events = st_->poll(s_);
+    // A reset answering the SYN (or an ICMP error) is a failed connect, not
+    // an empty response: report it as connect(2) would.
+    if (!connected_ && (events & ev::ERR)) return finish(now, connect_error());
+    if (events & ev::OUT) connected_ = true;
     if (!sent_all_ && (events & ev::OUT)) send_request(now);
     for (int i = 0; i < kBudget && !done_; ++i) {
       auto n = st_->recv(now, s_, buf_);
       if (!n) {
-        if (n.error() != Errc::kAgain) return finish(now, std::string("recv: ") + errc_name(n.error()));
+        if (n.error() != Errc::kAgain) {
+          if (!connected_) return finish(now, connect_error());
+          return finish(now, std::string("recv: ") + errc_name(n.error()));
+        }
         break;
       }
-      if (*n == 0) return on_eof(now);
+      if (*n == 0) return connected_ ? on_eof(now) : finish(now, connect_error());
       consume(now, std::span(buf_.data(), *n));
     }
     if (o_.progress && now - last_bar_ > Duration::ms(200)) draw_bar(now);
@@ -63,6 +75,15 @@ class Fetch final : public App {
   int exit_status() const override { return status_; }
 
  private:
+  // SO_ERROR of a connect that failed, as `connect: <strerror> (<ERRNO>)`.
+  std::string connect_error() const {
+    int err = 0;
+    size_t len = sizeof err;
+    st_->getsockopt(s_, SOL_SOCKET, SO_ERROR, {reinterpret_cast<uint8_t*>(&err), sizeof err}, &len);
+    if (err == 0) return "connect: connection closed during the handshake";
+    return fmt::format("connect: {} ({})", std::strerror(err), errc_name(static_cast<Errc>(err)));
+  }
+
   void send_request(Time now) {
     auto n = st_->send(now, s_, std::span(reinterpret_cast<const uint8_t*>(req_.data()) + req_off_, req_.size() - req_off_));
     if (n) req_off_ += *n;
@@ -91,13 +112,37 @@ class Fetch final : public App {
     if (!h || h->a.substr(0, 5) != "HTTP/") return finish(Time::zero(), "malformed response"), false;
     status_code_ = std::atoi(h->b.c_str());
     if (status_code_ != 200) return finish(Time::zero(), fmt::format("HTTP {} {}", h->b, h->c)), false;
-    if (auto te = h->field("Transfer-Encoding"); te && *te != "identity")
-      return finish(Time::zero(), "chunked transfer coding is not supported"), false;
+    // RFC 9112 §6.3: chunked as the final coding delimits the body (and
+    // overrides Content-Length); any other coding is not one we decode.
+    if (auto te = h->field("Transfer-Encoding"); te && *te != "identity") {
+      if (!equals_nocase(*te, "chunked")) return finish(Time::zero(), fmt::format("unsupported transfer coding '{}'", *te)), false;
+      chunked_ = true;
+      return true;
+    }
     if (auto cl = h->field("Content-Length")) length_ = std::strtoull(std::string(*cl).c_str(), nullptr, 10);
     return true;
   }
 
+  static bool equals_nocase(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  }
+
   void body(Time now, std::span<const uint8_t> data) {
+    if (chunked_) return body_chunked(now, data);
+    body_bytes(now, data);
+  }
+
+  void body_chunked(Time now, std::span<const uint8_t> data) {
+    decoded_.clear();
+    auto used = dechunk_.feed({reinterpret_cast<const char*>(data.data()), data.size()}, decoded_);
+    if (!used) return (void)finish(now, "chunked body: " + used.error());
+    body_bytes(now, {reinterpret_cast<const uint8_t*>(decoded_.data()), decoded_.size()});
+    if (!done_ && dechunk_.done()) finish(now, "");
+  }
+
+  void body_bytes(Time now, std::span<const uint8_t> data) {
     if (length_ && got_ + data.size() > *length_) data = data.first(static_cast<size_t>(*length_ - got_));
     sha_.update(data);
     if (out_ && std::fwrite(data.data(), 1, data.size(), out_) != data.size()) {
@@ -111,6 +156,7 @@ class Fetch final : public App {
   bool on_eof(Time now) {
     // Without a Content-Length the body ends at the connection's end.
     if (!have_head_) return finish(now, "connection closed before a response");
+    if (chunked_ && !dechunk_.done()) return finish(now, "connection closed inside the chunked body");
     if (length_ && got_ < *length_) return finish(now, fmt::format("short body: {} of {} bytes", got_, *length_));
     return finish(now, "");
   }
@@ -166,6 +212,9 @@ class Fetch final : public App {
   int status_code_ = 0, status_ = 0;
   std::optional<uint64_t> length_;
   uint64_t got_ = 0;
+  bool connected_ = false, chunked_ = false;
+  http::ChunkedDecoder dechunk_;
+  std::string decoded_;
   Sha256 sha_;
 };
 

@@ -168,4 +168,70 @@ std::string_view reason_phrase(int status) {
   }
 }
 
+// chunked = *chunk last-chunk trailer-section CRLF; chunk = chunk-size
+// [ chunk-ext ] CRLF chunk-data CRLF. A bare LF is accepted where CRLF is
+// expected (RFC 9112 §2.2 allows a recipient to).
+Expected<size_t, std::string> ChunkedDecoder::feed(std::string_view in, std::string& out) {
+  size_t i = 0;
+  while (i < in.size() && state_ != State::kDone) {
+    const char c = in[i];
+    switch (state_) {
+      case State::kSize: {
+        const int v = std::isxdigit(static_cast<unsigned char>(c)) ? (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10) : -1;
+        if (v >= 0) {
+          if (++digits_ > 15) return Unexpected(std::string("chunk size too large"));
+          left_ = left_ * 16 + static_cast<uint64_t>(v);
+          ++i;
+          break;
+        }
+        if (digits_ == 0) return Unexpected(std::string("chunk size missing"));
+        state_ = c == '\r' ? State::kSizeLf : c == '\n' ? State::kSizeLf : State::kExt;
+        if (c == '\n') continue;  // handled as the LF below
+        ++i;
+        break;
+      }
+      case State::kExt:  // chunk-ext: skipped up to the line end
+        if (c == '\n') state_ = State::kSizeLf;
+        else ++i;
+        break;
+      case State::kSizeLf:
+        if (c != '\n') return Unexpected(std::string("chunk size line not ended by CRLF"));
+        ++i;
+        digits_ = 0;
+        state_ = left_ == 0 ? State::kTrailer : State::kData;
+        trailer_empty_ = true;
+        break;
+      case State::kData: {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(left_, in.size() - i));
+        out.append(in.substr(i, n));
+        i += n;
+        left_ -= n;
+        if (left_ == 0) state_ = State::kDataCr;
+        break;
+      }
+      case State::kDataCr:
+        if (c == '\r') ++i;
+        else if (c != '\n') return Unexpected(std::string("chunk data not followed by CRLF"));
+        state_ = State::kDataLf;
+        break;
+      case State::kDataLf:
+        if (c != '\n') return Unexpected(std::string("chunk data not followed by CRLF"));
+        ++i;
+        state_ = State::kSize;
+        break;
+      case State::kTrailer:  // trailer lines, until an empty one
+        ++i;
+        if (c == '\n') {
+          if (trailer_empty_) state_ = State::kDone;
+          trailer_empty_ = true;
+        } else if (c != '\r') {
+          trailer_empty_ = false;
+        }
+        break;
+      case State::kDone: break;
+    }
+  }
+  return i;
+}
+
 }  // namespace weir::driver::http

@@ -57,4 +57,24 @@ std::optional<std::string> target_to_path(const std::string& root, std::string_v
 
 std::string_view reason_phrase(int status);
 
+// RFC 9112 §7.1: the chunked transfer coding, decoded incrementally (bytes
+// arrive in arbitrary pieces). Chunk extensions and trailer fields are read
+// and ignored (§7.1.1, §7.1.2), as curl does.
+class ChunkedDecoder {
+ public:
+  // Consumes `in`, appending the decoded body bytes to `out`. Returns the
+  // number of input bytes used (all of them unless the message ended inside
+  // `in`), or the reason the coding is malformed.
+  Expected<size_t, std::string> feed(std::string_view in, std::string& out);
+  // The last chunk and the trailer section have been read.
+  bool done() const { return state_ == State::kDone; }
+
+ private:
+  enum class State { kSize, kExt, kSizeLf, kData, kDataCr, kDataLf, kTrailer, kDone };
+  State state_ = State::kSize;
+  uint64_t left_ = 0;        // bytes of the current chunk still to come
+  int digits_ = 0;           // hex digits of the size read so far
+  bool trailer_empty_ = true;  // the current trailer line has no characters yet
+};
+
 }  // namespace weir::driver::http

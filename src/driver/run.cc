@@ -27,7 +27,7 @@ int run_stack_app(const StackSetup& s, App& app) {
   }
   auto addrs = parse_addrs(s.addrs);
   if (!addrs) return fmt::print(stderr, "weir: {}\n", addrs.error()), 2;
-  auto dev = link::TunDevice::open(s.tun);
+  auto dev = link::TunDevice::open(s.tun, s.offload);
   if (!dev) return fmt::print(stderr, "weir: {}\n", dev.error()), 1;
   for (const auto& p : s.peers) {
     if (auto r = configure_kernel_side(dev->name(), p); !r) return fmt::print(stderr, "weir: {}\n", r.error()), 1;
@@ -43,7 +43,7 @@ int run_stack_app(const StackSetup& s, App& app) {
   link::TunNetif netif(*dev);
   Stack stack(cfg, netif);
   for (const auto& a : *addrs) stack.add_address(a);
-  StackDriver drv(stack, *dev, app, s.driver);
+  StackDriver drv(stack, *dev, netif, app, s.driver);
   return drv.run();
 }
 

@@ -18,6 +18,7 @@ struct StackSetup {
   std::vector<std::string> addrs;    // weir's own addresses, CIDR
   std::vector<std::string> peers;    // the kernel side's addresses, CIDR ("" = set up elsewhere)
   std::vector<std::string> sysctls;  // "net.ipv4.tcp_sack=0"
+  bool offload = true;               // IFF_VNET_HDR + TSO super-packets (link/tun.h)
   DriverOptions driver;
 };
 

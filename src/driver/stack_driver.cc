@@ -12,8 +12,8 @@
 
 namespace weir::driver {
 
-StackDriver::StackDriver(Stack& st, link::TunDevice& dev, App& app, DriverOptions opt)
-    : st_(st), dev_(dev), app_(app), opt_(std::move(opt)), batch_(opt_.batch) {}
+StackDriver::StackDriver(Stack& st, link::TunDevice& dev, link::TunNetif& netif, App& app, DriverOptions opt)
+    : st_(st), dev_(dev), netif_(netif), app_(app), opt_(std::move(opt)), batch_(opt_.batch) {}
 
 void StackDriver::on_readable() {
   size_t n = batch_.read(dev_);
@@ -29,6 +29,8 @@ void StackDriver::on_readable() {
 void StackDriver::settle(Time now) {
   st_.advance(now);
   bool more = app_.service(now);
+  // The burst is over: what the engine sent goes out, coalesced (TSO).
+  netif_.flush();
   if (stopping_ && (now >= stop_by_ || (app_.finished() && st_.counters().get(Counter::TcpCurrEstab) == 0))) {
     rx_.stop();
     return;
@@ -62,9 +64,10 @@ std::string StackDriver::render(const std::string& command, Time now) const {
   if (command == "ss-brief") return format_ss(st_, app_.sockets(), now, false);
   if (command == "tun") {
     const auto& s = dev_.stats();
-    return fmt::format("{}: rx {} pkts {} bytes in {} batches; tx {} pkts {} bytes, {} dropped, {} oversize\n",
-                       dev_.name(), s.rx_packets, s.rx_bytes, s.rx_batches, s.tx_packets, s.tx_bytes,
-                       s.tx_dropped, s.tx_oversize);
+    return fmt::format("{}: rx {} pkts {} bytes in {} batches ({} super-packets, {} checksums completed); "
+                       "tx {} pkts {} bytes ({} super-packets of {} segments), {} dropped, {} oversize\n",
+                       dev_.name(), s.rx_packets, s.rx_bytes, s.rx_batches, s.rx_gso, s.rx_csum_fixed,
+                       s.tx_packets, s.tx_bytes, s.tx_gso, s.tx_gso_segs, s.tx_dropped, s.tx_oversize);
   }
   return "unknown command (ss, ss-brief, nstat, tun)\n";
 }

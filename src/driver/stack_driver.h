@@ -23,7 +23,8 @@ struct DriverOptions {
 
 class StackDriver {
  public:
-  StackDriver(Stack& st, link::TunDevice& dev, App& app, DriverOptions opt);
+  // `netif` is the stack's transmit path: flushed after every burst.
+  StackDriver(Stack& st, link::TunDevice& dev, link::TunNetif& netif, App& app, DriverOptions opt);
   // Runs until the app finishes or a signal stops it; returns the exit status.
   int run();
   // The `weir ss` / `nstat` text of the running stack (also used on exit).
@@ -36,6 +37,7 @@ class StackDriver {
 
   Stack& st_;
   link::TunDevice& dev_;
+  link::TunNetif& netif_;
   App& app_;
   DriverOptions opt_;
   Reactor rx_;

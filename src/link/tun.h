@@ -2,8 +2,17 @@
 // datagram and every write injects one, which is exactly what weir::Netif
 // carries. The fd is non-blocking so a driver can drain it in batches.
 //
-// Not done yet: IFF_VNET_HDR with TSO/GSO super-packets (a 64 KB write in one
-// read). Every packet here is at most one MTU.
+// With `offload` (IFF_VNET_HDR + TUNSETOFFLOAD TUN_F_CSUM|TSO4|TSO6) every
+// read and write carries a struct virtio_net_hdr in front of the datagram,
+// and a datagram may be a TCP super-packet of up to 64 KB:
+//  - reads: the kernel hands over its TSO/GSO packets unsegmented (one read
+//    per 64 KB a Linux sender writes) and may leave the TCP checksum partial
+//    (VIRTIO_NET_HDR_F_NEEDS_CSUM); read_one() completes it, so the engine
+//    sees an ordinary, if large, IP datagram (it accepts any segment size).
+//  - writes: TunNetif coalesces consecutive MSS-sized segments of one flow
+//    that the engine emits in one burst (same headers but for SEQ) into one
+//    super-packet with gso_size = the segment size; the kernel receives it as
+//    one skb, as from GRO, or segments it if it forwards it.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +33,58 @@ struct TunStats {
   uint64_t tx_bytes = 0;
   uint64_t tx_dropped = 0;  // write failed (EAGAIN, ENOBUFS, device down)
   uint64_t tx_oversize = 0;  // larger than the MTU: not written
+  uint64_t rx_gso = 0;        // super-packets read (vnet header, gso_type != NONE)
+  uint64_t rx_csum_fixed = 0;  // partial checksums completed (NEEDS_CSUM)
+  uint64_t tx_gso = 0;        // super-packets written
+  uint64_t tx_gso_segs = 0;   // engine segments inside them
+};
+
+// The virtio-net header's fields as TUN uses them (little-endian on x86,
+// the legacy layout: 10 bytes).
+struct VnetHdr {
+  uint8_t flags = 0;     // VIRTIO_NET_HDR_F_NEEDS_CSUM = 1, F_DATA_VALID = 2
+  uint8_t gso_type = 0;  // NONE = 0, TCPV4 = 1, TCPV6 = 4
+  uint16_t hdr_len = 0;  // IP + TCP header bytes
+  uint16_t gso_size = 0;  // payload bytes per segment
+  uint16_t csum_start = 0;  // checksum the bytes from here to the end...
+  uint16_t csum_offset = 0;  // ...and store it this far past csum_start
+};
+
+// Completes a partial checksum the way a NIC would: sums from csum_start to
+// the end (the field already holds the pseudo-header sum) and stores it.
+// False if the offsets do not fit the packet.
+bool complete_checksum(std::span<uint8_t> pkt, const VnetHdr& h);
+
+// Merges consecutive TCP segments of one flow into super-packets. Pure (no
+// fd): `push` each engine packet in order, `flush` at the end of a burst;
+// `out` gets every packet to write with its vnet header, in order.
+class GsoCoalescer {
+ public:
+  using Sink = void (*)(void* ctx, const VnetHdr& h, std::span<const uint8_t> pkt);
+  GsoCoalescer(Sink out, void* ctx) : out_(out), ctx_(ctx) { buf_.reserve(kMax); }
+  void push(std::span<const uint8_t> pkt);
+  void flush();
+  static constexpr size_t kMax = 65535;  // IPv4 total length / IPv6 payload length limit
+
+ private:
+  bool mergeable(std::span<const uint8_t> pkt) const;
+  Sink out_;
+  void* ctx_;
+  std::vector<uint8_t> buf_;  // the pending packet: first segment's headers, all payloads
+  size_t hdr_len_ = 0;        // IP + TCP header bytes of the pending packet
+  size_t seg_size_ = 0;       // payload bytes of its first segment (gso_size)
+  size_t segs_ = 0;
+  bool short_tail_ = false;   // a segment shorter than gso_size ended it
+  uint32_t next_seq_ = 0;     // SEQ the next mergeable segment must carry
 };
 
 class TunDevice {
  public:
   // Attaches to (or creates) the TUN device `name` in the calling thread's
   // network namespace. Needs CAP_NET_ADMIN and /dev/net/tun.
-  static Expected<TunDevice, std::string> open(const std::string& name);
+  // `offload`: IFF_VNET_HDR and TSO/checksum offload (see the top). If the
+  // kernel refuses TUNSETOFFLOAD the device still works, without super-packets.
+  static Expected<TunDevice, std::string> open(const std::string& name, bool offload = false);
   TunDevice(TunDevice&& o) noexcept;
   TunDevice& operator=(TunDevice&& o) noexcept;
   TunDevice(const TunDevice&) = delete;
@@ -41,19 +95,25 @@ class TunDevice {
   const std::string& name() const { return name_; }
   uint32_t mtu() const { return mtu_; }
   const TunStats& stats() const { return st_; }
+  bool vnet() const { return vnet_; }
 
   // Reads one datagram into `buf`; returns its length, 0 when none is
   // waiting (EAGAIN), or -errno.
   long read_one(std::span<uint8_t> buf);
   // Writes one datagram; false (and a counted drop) if the kernel refused it.
-  bool write_one(std::span<const uint8_t> pkt);
+  bool write_one(std::span<const uint8_t> pkt) { return write_vnet(VnetHdr{}, pkt); }
+  // Writes a datagram with its vnet header (a plain write without vnet).
+  bool write_vnet(const VnetHdr& h, std::span<const uint8_t> pkt);
   void count_batch() { ++st_.rx_batches; }
+  void count_gso_tx(size_t segs) { ++st_.tx_gso, st_.tx_gso_segs += segs; }
 
  private:
-  TunDevice(int fd, std::string name, uint32_t mtu) : fd_(fd), name_(std::move(name)), mtu_(mtu) {}
+  TunDevice(int fd, std::string name, uint32_t mtu, bool vnet)
+      : fd_(fd), name_(std::move(name)), mtu_(mtu), vnet_(vnet) {}
   int fd_ = -1;
   std::string name_;
   uint32_t mtu_ = 1500;
+  bool vnet_ = false;
   TunStats st_;
 };
 
@@ -61,7 +121,8 @@ class TunDevice {
 // that keeps a busy device from costing one epoll round trip per packet.
 class TunBatch {
  public:
-  explicit TunBatch(size_t max = 64, size_t buf_size = 65536);
+  // A buffer holds the largest super-packet (64 KB) plus headroom.
+  explicit TunBatch(size_t max = 64, size_t buf_size = 65536 + 256);
   // Fills the batch; returns how many packets were read (0: none waiting).
   size_t read(TunDevice& dev);
   std::span<const uint8_t> packet(size_t i) const { return {bufs_[i].data(), lens_[i]}; }
@@ -73,15 +134,23 @@ class TunBatch {
   size_t n_ = 0;
 };
 
-// The engine's transmit path onto the device.
+// The engine's transmit path onto the device. On a vnet device the packets
+// of one burst are coalesced (GsoCoalescer); the driver calls flush() when
+// the burst ends (after each batch of input, timers and app calls).
 class TunNetif final : public Netif {
  public:
-  explicit TunNetif(TunDevice& dev) : dev_(dev) {}
-  void transmit(std::span<const uint8_t> ip_packet) override { dev_.write_one(ip_packet); }
+  explicit TunNetif(TunDevice& dev) : dev_(dev), gso_(&TunNetif::emit, this) {}
+  void transmit(std::span<const uint8_t> ip_packet) override {
+    if (dev_.vnet()) gso_.push(ip_packet);
+    else dev_.write_one(ip_packet);
+  }
   uint32_t mtu() const override { return dev_.mtu(); }
+  void flush() { gso_.flush(); }
 
  private:
+  static void emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt);
   TunDevice& dev_;
+  GsoCoalescer gso_;
 };
 
 }  // namespace weir::link

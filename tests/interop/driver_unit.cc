@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "driver/app.h"
 #include "driver/histogram.h"
@@ -44,6 +45,51 @@ TEST(Sha256, StreamingInOddPiecesEqualsOneShot) {
 
 TEST(Sha256, MillionAs) {
   EXPECT_EQ(sha_of(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, HardwarePathEqualsPortablePath) {
+  // On a CPU with the SHA extensions the default object takes the SHA-NI
+  // path; the portable one must agree on every length around block edges.
+  std::vector<uint8_t> data(4096 + 130);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i * 197 + 11) % 253);
+  for (size_t len : {0, 55, 56, 63, 64, 65, 127, 128, 129, 1000, 4096 + 130}) {
+    Sha256 fast, slow(false);
+    fast.update({data.data(), len});
+    slow.update({data.data(), len});
+    EXPECT_EQ(fast.hex(), slow.hex()) << "length " << len;
+  }
+}
+
+// RFC 9112 §7.1: sizes in hex, extensions and trailers ignored, the body
+// the same however the bytes are split across reads.
+TEST(Http, ChunkedDecodingIsIndependentOfHowTheBytesArrive) {
+  const std::string wire =
+      "5;name=val\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT";
+  for (size_t step : {1, 2, 3, 7, 100}) {
+    http::ChunkedDecoder d;
+    std::string body;
+    size_t off = 0;
+    while (off < wire.size() && !d.done()) {
+      auto used = d.feed(std::string_view(wire).substr(off, step), body);
+      ASSERT_TRUE(used) << used.error();
+      off += *used;
+    }
+    EXPECT_TRUE(d.done()) << "step " << step;
+    EXPECT_EQ(body, "helloabcdefghijklmnopqrstuvwxyz") << "step " << step;
+    EXPECT_EQ(wire.substr(off), "NEXT") << "bytes after the message are not consumed";
+  }
+}
+
+TEST(Http, ChunkedDecodingRejectsMalformedFraming) {
+  for (std::string bad : {"zz\r\n", "\r\n", "3\r\nabcX", "3\rX", "10000000000000000\r\n"}) {
+    http::ChunkedDecoder d;
+    std::string body;
+    EXPECT_FALSE(d.feed(bad, body)) << bad;
+  }
+  http::ChunkedDecoder d;
+  std::string body;
+  ASSERT_TRUE(d.feed("4\r\nabcd\r\n", body));
+  EXPECT_FALSE(d.done()) << "no last chunk yet";
 }
 
 TEST(Http, ParsesRequestHeadWithCaseInsensitiveFields) {

@@ -7,6 +7,8 @@
 #   serve.sh echo  COMBO   nc sends a file to `weir serve --app echo` and gets
 #                          the same bytes back
 #   serve.sh ss    COMBO   `weir ss` lists a busy chargen connection and counters
+#   serve.sh chunked COMBO `weir fetch` of a Transfer-Encoding: chunked body
+#   serve.sh refused COMBO `weir fetch` to a closed port: "connection refused"
 # COMBO sets Linux's options in the namespace: default | nosack | nots |
 # nows | none (all three off). MB sets the size (default 10).
 set -u
@@ -60,21 +62,42 @@ http)
   [ "$(sha "$WORK/part2")" = "$WANT" ] || fail "second request on the kept-alive connection"
   echo "ok: range and keep-alive"
   stop_weir ;;
-fetch)
-  (cd "$WORK/www" && exec ip netns exec "$N" python3 -m http.server -b :: 8081) >"$WORK/http.log" 2>&1 &
+fetch|chunked)
+  if [ "$MODE" = fetch ]; then
+    (cd "$WORK/www" && exec ip netns exec "$N" python3 -m http.server -b :: 8081) >"$WORK/http.log" 2>&1 &
+  else
+    ip netns exec "$N" python3 "$(dirname "$0")/chunked_server.py" "$WORK/www" 8081 >"$WORK/http.log" 2>&1 &
+  fi
   PIDS+=($!)
   ip netns exec "$N" ip tuntap add dev wt mode tun
   ip netns exec "$N" ip addr add $K4/24 dev wt
   ip netns exec "$N" ip -6 addr add $K6/64 dev wt nodad
   ip netns exec "$N" ip link set wt up
-  wait_for 10 ip netns exec "$N" curl -sf -o /dev/null "http://$K4:8081/" || fail "python http.server did not start"
+  wait_for 10 ip netns exec "$N" curl -sf -o /dev/null "http://$K4:8081/blob" -r 0-0 || fail "HTTP server did not start"
+  if [ "$MODE" = chunked ]; then
+    ip netns exec "$N" curl -sSf -D "$WORK/head" -o /dev/null "http://$K4:8081/blob" || fail "curl chunked"
+    grep -qi "transfer-encoding: chunked" "$WORK/head" || fail "the test server does not send chunked"
+  fi
   for url in "http://$K4:8081/blob" "http://[$K6]:8081/blob"; do
     rm -f "$WORK/got"
     timeout 12 "$WEIR" fetch --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 -o "$WORK/got" --sha256 "$WANT" \
       --timeout 11 "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
     [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
     grep -q "^$WANT" "$WORK/fetch.log" || fail "weir fetch did not print the sha256"
-    echo "ok: weir fetch $url ($MB MB, $COMBO)"
+    echo "ok: weir fetch $url ($MB MB, $COMBO, $MODE)"
+  done ;;
+refused)
+  # Nothing listens on 8099: Linux answers the SYN with a reset.
+  ip netns exec "$N" ip tuntap add dev wt mode tun
+  ip netns exec "$N" ip addr add $K4/24 dev wt
+  ip netns exec "$N" ip -6 addr add $K6/64 dev wt nodad
+  ip netns exec "$N" ip link set wt up
+  for url in "http://$K4:8099/x" "http://[$K6]:8099/x"; do
+    timeout 12 "$WEIR" fetch --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 --timeout 10 "$url" \
+      >"$WORK/fetch.log" 2>&1 && fail "weir fetch to a closed port succeeded"
+    grep -q "connect: Connection refused (ECONNREFUSED)" "$WORK/fetch.log" \
+      || { cat "$WORK/fetch.log"; fail "not reported as connection refused: $url"; }
+    echo "ok: refused connect reported ($url)"
   done ;;
 echo)
   command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"

@@ -45,6 +45,8 @@ Register reg("fetch", [](CLI::App& app) -> std::function<int()> {
   app.add_option("--sha256", a->sha, "expected SHA-256 of the body; exit 3 on mismatch");
   app.add_option("--timeout", a->timeout_s, "give up after this many seconds");
   app.add_option("--sysctl", a->setup.sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
+  app.add_flag("--no-offload", [a](int64_t n) { a->setup.offload = n == 0; },
+               "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
   app.add_flag("-q,--quiet", a->quiet, "no progress bar, no counters");
   return [a] { return run_fetch(*a); };
 });

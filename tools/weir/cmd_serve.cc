@@ -51,6 +51,8 @@ Register reg("serve", [](CLI::App& app) -> std::function<int()> {
   app.add_option("dir", a->dir, "directory served by --app http");
   app.add_option("--port", a->port, "TCP port (default: 7, 9, 19 or 80)");
   app.add_option("--sysctl", a->setup.sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
+  app.add_flag("--no-offload", [a](int64_t n) { a->setup.offload = n == 0; },
+               "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
   app.add_option("--control", a->setup.driver.control_path, "control socket for `weir ss` (default /tmp/weir-TUN.sock)");
   app.add_flag("--no-control", a->no_control, "no control socket");
   app.add_option("--batch", a->setup.driver.batch, "packets read per wake-up");
