@@ -3,6 +3,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -27,7 +28,14 @@ constexpr uint32_t kK[64] = {
 constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 #if defined(__x86_64__)
-bool cpu_has_sha() { return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1"); }
+// CPUID directly: clang 14's __builtin_cpu_supports has no "sha" feature.
+// Leaf 1 ECX bit 19: SSE4.1; leaf 7 sub-leaf 0 EBX bit 29: SHA extensions.
+bool cpu_has_sha() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1)) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & bit_SHA) != 0;
+}
 
 // FIPS 180-4 §6.2.2 with the SHA-NI instructions: the state lives in two
 // registers as (A,B,E,F) and (C,D,G,H), the layout SHA256RNDS2 works on; each
