@@ -63,6 +63,22 @@ struct StackConfig {
   int tcp_challenge_ack_limit = 1000;  // per second, global
   uint32_t tcp_invalid_ratelimit_ms = 500;
   uint32_t initial_cwnd = 10;          // RFC 6928, Linux TCP_INIT_CWND
+  // net.core.default_qdisc: "fq" paces every socket at its pacing rate (Linux
+  // sch_fq honours TCP's departure stamps); otherwise only BBR and
+  // SO_MAX_PACING_RATE sockets are paced (tcp/pacing.h).
+  std::string default_qdisc = "pfifo_fast";
+
+  // CUBIC's module parameters (/sys/module/tcp_cubic/parameters/*), per
+  // stack; keys "tcp_cubic_<name>". hystart 2 selects HyStart++ (RFC 9406).
+  int tcp_cubic_hystart = 1;
+  int tcp_cubic_hystart_detect = 3;
+  uint32_t tcp_cubic_hystart_low_window = 16;
+  uint32_t tcp_cubic_hystart_ack_delta_us = 2000;
+  bool tcp_cubic_fast_convergence = true;
+  uint32_t tcp_cubic_beta = 717;
+  uint32_t tcp_cubic_bic_scale = 41;
+  bool tcp_cubic_tcp_friendliness = true;
+  uint32_t tcp_cubic_initial_ssthresh = 0;
 
   // Timer constants Linux compiles in (include/net/tcp.h), settable here.
   Duration rto_initial = Duration::s(1);     // TCP_TIMEOUT_INIT, RFC 6298 (2.1)

@@ -178,6 +178,9 @@ class Shell {
       return;
     }
     if (prog == "nstat") return nstat(cmd);
+    // echo N > /sys/module/tcp_cubic/parameters/NAME: a per-stack CUBIC parameter.
+    if (prog == "echo" && w.size() == 4 && w[2] == ">" && w[3].rfind("/sys/module/tcp_cubic/", 0) == 0)
+      return set(w[3], w[1], cmd);
     if (prog == "ip" && w.size() >= 2 && w[1] == "tcp_metrics") return;
     if (prog == "ip" && w.size() >= 3 && w[1] == "link") {
       for (size_t i = 2; i + 1 < w.size(); ++i)
@@ -194,7 +197,9 @@ class Shell {
     }
     if (prog == "tc" && w.size() >= 2 && w[1] == "qdisc") {
       for (const std::string& x : w)
-        if (x == "fq" || x == "fq_codel" || x == "netem")
+        if (x == "fq") return set("net.core.default_qdisc", "fq", cmd);  // pacing at the socket's rate
+      for (const std::string& x : w)
+        if (x == "fq_codel" || x == "netem")
           r_.stop(Outcome::kSkip, fmt::format("qdisc {} (pacing/queueing below TCP) is not modelled", x));
       return;  // pfifo: the device queue the runner already is
     }

@@ -74,8 +74,9 @@ Connection::Connection(TcpEnv& env, uint32_t id, const SockOpts& opts)
                                     env.cfg().tcp_reordering, env.cfg().tcp_max_reordering,
                                     env.cfg().tcp_early_retrans}) {
   const StackConfig& cfg = env.cfg();
-  cc_ = cc::make_cc(opts_.cc_name.empty() ? cfg.tcp_congestion_control : opts_.cc_name);
+  cc_ = cc::make_cc(opts_.cc_name.empty() ? cfg.tcp_congestion_control : opts_.cc_name, cc::options_from(cfg));
   if (!cc_) cc_ = cc::make_cc("reno");  // an unknown sysctl value falls back like Linux
+  pacer_.enable_for_all(cfg.default_qdisc == "fq");
   ccs_.snd_cwnd = cfg.initial_cwnd;
   rtt_.set_min_rtt_window(Duration::s(cfg.tcp_min_rtt_wlen_s));
   sndbuf_ = opts_.sndbuf ? opts_.sndbuf : cfg.tcp_wmem[1];

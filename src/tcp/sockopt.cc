@@ -42,7 +42,7 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
   if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
     std::string n(reinterpret_cast<const char*>(val.data()), val.size());
     n = n.substr(0, n.find('\0'));
-    auto next = cc::make_cc(n);
+    auto next = cc::make_cc(n, cc::options_from(env_.cfg()));
     if (!next) return Errc::kNoEnt;
     cc_ = std::move(next);
     opts_.cc_name = n;
@@ -80,6 +80,9 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
         else if (!(state_ == State::kFinWait2 && orphan_)) timers_.cancel(TimerKind::kKeepalive);
         return Errc::kOk;
       case SO_REUSEADDR: opts_.reuseaddr = v != 0; return Errc::kOk;
+      case SO_MAX_PACING_RATE:  // bytes/s; ~0U: unlimited (tcp/pacing.h)
+        set_max_pacing_rate(ccs_, static_cast<uint32_t>(v) == ~0u ? ~uint64_t{0} : static_cast<uint32_t>(v));
+        return Errc::kOk;
       default: return Errc::kNoProtoOpt;
     }
   }
@@ -149,6 +152,8 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       case SO_RCVLOWAT: return put_int(val, len, static_cast<int>(opts_.rcvlowat));
       case SO_KEEPALIVE: return put_int(val, len, opts_.keepalive);
       case SO_REUSEADDR: return put_int(val, len, opts_.reuseaddr);
+      case SO_MAX_PACING_RATE:
+        return put_int(val, len, static_cast<int>(std::min<uint64_t>(ccs_.max_pacing_rate, ~0u)));
       case SO_ERROR: return put_int(val, len, static_cast<int>(take_error()));
       case SO_TYPE: return put_int(val, len, SOCK_STREAM);
       case SO_ACCEPTCONN: return put_int(val, len, state_ == State::kListen);

@@ -62,6 +62,16 @@ constexpr Key kKeys[] = {
     {"tcp_challenge_ack_limit", &StackConfig::tcp_challenge_ack_limit},
     {"tcp_invalid_ratelimit", &StackConfig::tcp_invalid_ratelimit_ms},
     {"initial_cwnd", &StackConfig::initial_cwnd},
+    {"default_qdisc", &StackConfig::default_qdisc},
+    {"tcp_cubic_hystart", &StackConfig::tcp_cubic_hystart},
+    {"tcp_cubic_hystart_detect", &StackConfig::tcp_cubic_hystart_detect},
+    {"tcp_cubic_hystart_low_window", &StackConfig::tcp_cubic_hystart_low_window},
+    {"tcp_cubic_hystart_ack_delta_us", &StackConfig::tcp_cubic_hystart_ack_delta_us},
+    {"tcp_cubic_fast_convergence", &StackConfig::tcp_cubic_fast_convergence},
+    {"tcp_cubic_beta", &StackConfig::tcp_cubic_beta},
+    {"tcp_cubic_bic_scale", &StackConfig::tcp_cubic_bic_scale},
+    {"tcp_cubic_tcp_friendliness", &StackConfig::tcp_cubic_tcp_friendliness},
+    {"tcp_cubic_initial_ssthresh", &StackConfig::tcp_cubic_initial_ssthresh},
 };
 
 bool parse_int(std::string_view s, int64_t& out) {
@@ -108,6 +118,12 @@ std::string set_field(StackConfig& c, const Key& k, std::string_view v) {
 }  // namespace
 
 std::string StackConfig::set(std::string_view key, std::string_view value) {
+  // Module parameters of tcp_cubic, as a path or dotted: tcp_cubic_<name>.
+  for (std::string_view prefix : {"/sys/module/tcp_cubic/parameters/", ".sys.module.tcp_cubic.parameters.",
+                                  "sys.module.tcp_cubic.parameters."}) {
+    if (key.substr(0, prefix.size()) == prefix)
+      return set("tcp_cubic_" + std::string(key.substr(prefix.size())), value);
+  }
   for (std::string_view prefix : {"net.ipv4.", "net.core.", "/proc/sys/net/ipv4/", "/proc/sys/net/core/"}) {
     if (key.substr(0, prefix.size()) == prefix) {
       key.remove_prefix(prefix.size());

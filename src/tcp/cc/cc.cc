@@ -17,6 +17,20 @@ std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOption
   return nullptr;
 }
 
+CcOptions options_from(const StackConfig& cfg) {
+  CcOptions o;
+  o.hystart = std::clamp(cfg.tcp_cubic_hystart, 0, 2);
+  o.hystart_detect = cfg.tcp_cubic_hystart_detect & 3;
+  o.hystart_low_window = cfg.tcp_cubic_hystart_low_window;
+  o.hystart_ack_delta = Duration::us(cfg.tcp_cubic_hystart_ack_delta_us);
+  o.fast_convergence = cfg.tcp_cubic_fast_convergence;
+  if (cfg.tcp_cubic_beta > 0 && cfg.tcp_cubic_beta < 1024) o.beta = cfg.tcp_cubic_beta;
+  if (cfg.tcp_cubic_bic_scale > 0) o.bic_scale = cfg.tcp_cubic_bic_scale;
+  o.tcp_friendliness = cfg.tcp_cubic_tcp_friendliness;
+  o.initial_ssthresh = cfg.tcp_cubic_initial_ssthresh;
+  return o;
+}
+
 bool cc_available(std::string_view name) {
   return name == "reno" || name == "cubic" || name == "bbr";
 }

@@ -69,6 +69,7 @@
 #include <string_view>
 
 #include "tcp/cc/delivery_rate.h"
+#include "weir/config.h"
 #include "weir/counters.h"
 #include "weir/seq.h"
 #include "weir/tcp_info.h"
@@ -170,6 +171,11 @@ struct CcOptions {
   // (Linux uses get_random_u32_below(); weir runs are reproducible).
   uint64_t rng_seed = 1;
 };
+
+// The stack's CUBIC module parameters (StackConfig::tcp_cubic_*). Values
+// CUBIC's arithmetic cannot use (beta >= 1024, bic_scale 0) keep Linux's
+// defaults.
+CcOptions options_from(const StackConfig& cfg);
 
 // The algorithm interface (Linux struct tcp_congestion_ops). Methods whose
 // Linux counterpart is optional have an empty default here: an algorithm that
