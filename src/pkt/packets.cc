@@ -173,97 +173,65 @@ IcmpCodes icmp_codes(const PacketSpec& p, bool v6) {
 
 }  // namespace
 
-void Runner::inject(const Event& e, const PacketSpec& p) {
+// An ICMP error quoting our own packet (packetdrill's ICMP lines).
+void Runner::inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off) {
   bool v6 = cfg_.ip_version == IpVersion::kIpv6;
-  if (!conn_.known) {
-    conn_.known = true;
-    conn_.local = {cfg_.local_ip, cfg_.bind_port};
-    conn_.remote = {cfg_.remote_ip, next_remote_port_++};
+  IcmpCodes c = icmp_codes(p, v6);
+  if (!c.ok) stop(Outcome::kSkip, fmt::format("unsupported ICMP '{} {}'", p.icmp_type, p.icmp_code));
+  wire::IpInfo q;
+  q.src = conn_.local.addr;
+  q.dst = conn_.remote.addr;
+  size_t qip = v6 ? wire::kIpv6Header : wire::kIpv4HeaderMin;
+  size_t ip = qip;
+  std::vector<uint8_t> pkt(ip + 8 + qip + 8);
+  uint8_t* icmp = pkt.data() + ip;
+  icmp[0] = c.type;
+  icmp[1] = c.code;
+  if (p.icmp_mtu) {
+    if (v6) wire::store_be32(icmp + 4, *p.icmp_mtu);
+    else wire::store_be16(icmp + 6, static_cast<uint16_t>(*p.icmp_mtu));
   }
-  uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
-  if (p.icmp) {
-    IcmpCodes c = icmp_codes(p, v6);
-    if (!c.ok) stop(Outcome::kSkip, fmt::format("unsupported ICMP '{} {}'", p.icmp_type, p.icmp_code));
-    wire::IpInfo q;
-    q.src = conn_.local.addr;
-    q.dst = conn_.remote.addr;
-    size_t qip = v6 ? wire::kIpv6Header : wire::kIpv4HeaderMin;
-    size_t ip = qip;
-    std::vector<uint8_t> pkt(ip + 8 + qip + 8);
-    uint8_t* icmp = pkt.data() + ip;
-    icmp[0] = c.type;
-    icmp[1] = c.code;
-    if (p.icmp_mtu) {
-      if (v6) wire::store_be32(icmp + 4, *p.icmp_mtu);
-      else wire::store_be16(icmp + 6, static_cast<uint16_t>(*p.icmp_mtu));
-    }
-    uint8_t* quoted = icmp + 8;
-    // The quoted datagram: our own packet's IP header and first 8 TCP bytes.
-    wire::TcpHeader h;
-    h.src_port = conn_.local.port;
-    h.dst_port = conn_.remote.port;
-    h.seq = Seq32(p.seq_start + local_off);
-    auto qbytes = wire::build_tcp_packet(q, h, {});
-    std::memcpy(quoted, qbytes.data(), qip + 8);
-    // Outer header.
-    uint8_t* o = pkt.data();
-    size_t total = pkt.size();
-    if (!v6) {
-      o[0] = 0x45;
-      wire::store_be16(o + 2, static_cast<uint16_t>(total));
-      wire::store_be16(o + 6, 0x4000);
-      o[8] = 64;
-      o[9] = wire::kProtoIcmp;
-      wire::store_be32(o + 12, conn_.remote.addr.v4_host_order());
-      wire::store_be32(o + 16, conn_.local.addr.v4_host_order());
-      wire::store_be16(o + 10, wire::csum_fold(wire::csum_partial({o, wire::kIpv4HeaderMin})));
-      wire::store_be16(icmp + 2, wire::csum_fold(wire::csum_partial({icmp, total - ip})));
-    } else {
-      wire::store_be32(o, 6u << 28);
-      wire::store_be16(o + 4, static_cast<uint16_t>(total - ip));
-      o[6] = wire::kProtoIcmpv6;
-      o[7] = 64;
-      std::memcpy(o + 8, conn_.remote.addr.bytes().data(), 16);
-      std::memcpy(o + 24, conn_.local.addr.bytes().data(), 16);
-      uint32_t sum = wire::pseudo_header_sum(conn_.remote.addr, conn_.local.addr, wire::kProtoIcmpv6,
-                                             static_cast<uint32_t>(total - ip));
-      wire::store_be16(icmp + 2, wire::csum_fold(wire::csum_partial({icmp, total - ip}, sum)));
-    }
-    log(fmt::format("{} < icmp {} {} (line {})", fmt_time(now_), p.icmp_type, p.icmp_code, e.pos.line));
-    res_.packets.emplace_back(now_, pkt);
-    stack_->input(now_, pkt);
-    poll_pending();
-    return;
-  }
-  if (p.flags & 0x100) stop(Outcome::kSkip, "the AE (AccECN) flag is not supported");
-  if (!p.ip_unknown.empty()) stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
-  bool syn_only = (p.flags & wire::tcp_flag::SYN) && !(p.flags & wire::tcp_flag::ACK);
-  bool have_listener = std::any_of(fds_.begin(), fds_.end(), [](const auto& f) { return f.second.listener; });
-  if (syn_only && have_listener && conn_.closed) {
-    // A new connection to the listener once the script closed the last one
-    // (packetdrill maps a SYN to the socket under test until then): a fresh
-    // remote port, fresh ISNs.
-    conn_ = Conn{};
-    conn_.known = true;
-    conn_.local = {cfg_.local_ip, cfg_.bind_port};
-    conn_.remote = {cfg_.remote_ip, next_remote_port_++};
-    local_off = 0;
-  }
-  if (syn_only) conn_.remote_isn = p.seq_start;
-  if ((p.flags & wire::tcp_flag::SYN) && p.len > 0)
-    stop(Outcome::kSkip, "SYN with data (TCP Fast Open) is not supported");
-
+  uint8_t* quoted = icmp + 8;
+  // The quoted datagram: our own packet's IP header and first 8 TCP bytes.
   wire::TcpHeader h;
-  h.src_port = conn_.remote.port;
-  h.dst_port = conn_.local.port;
-  h.seq = Seq32(p.seq_start);
-  h.flags = static_cast<uint8_t>(p.flags & 0xff);
-  // packetdrill maps the ack of every ACK-flagged packet, an omitted one as 0.
-  if (p.flags & wire::tcp_flag::ACK) h.ack = Seq32(p.ack.value_or(0) + local_off);
-  else if (p.ack) h.ack = Seq32(*p.ack);
-  h.window = static_cast<uint16_t>(p.win.value_or(0));
-  h.urgent = static_cast<uint16_t>(p.urg.value_or(0));
-  wire::TcpOptions& o = h.options;
+  h.src_port = conn_.local.port;
+  h.dst_port = conn_.remote.port;
+  h.seq = Seq32(p.seq_start + local_off);
+  auto qbytes = wire::build_tcp_packet(q, h, {});
+  std::memcpy(quoted, qbytes.data(), qip + 8);
+  // Outer header.
+  uint8_t* o = pkt.data();
+  size_t total = pkt.size();
+  if (!v6) {
+    o[0] = 0x45;
+    wire::store_be16(o + 2, static_cast<uint16_t>(total));
+    wire::store_be16(o + 6, 0x4000);
+    o[8] = 64;
+    o[9] = wire::kProtoIcmp;
+    wire::store_be32(o + 12, conn_.remote.addr.v4_host_order());
+    wire::store_be32(o + 16, conn_.local.addr.v4_host_order());
+    wire::store_be16(o + 10, wire::csum_fold(wire::csum_partial({o, wire::kIpv4HeaderMin})));
+    wire::store_be16(icmp + 2, wire::csum_fold(wire::csum_partial({icmp, total - ip})));
+  } else {
+    wire::store_be32(o, 6u << 28);
+    wire::store_be16(o + 4, static_cast<uint16_t>(total - ip));
+    o[6] = wire::kProtoIcmpv6;
+    o[7] = 64;
+    std::memcpy(o + 8, conn_.remote.addr.bytes().data(), 16);
+    std::memcpy(o + 24, conn_.local.addr.bytes().data(), 16);
+    uint32_t sum = wire::pseudo_header_sum(conn_.remote.addr, conn_.local.addr, wire::kProtoIcmpv6,
+                                           static_cast<uint32_t>(total - ip));
+    wire::store_be16(icmp + 2, wire::csum_fold(wire::csum_partial({icmp, total - ip}, sum)));
+  }
+  log(fmt::format("{} < icmp {} {} (line {})", fmt_time(now_), p.icmp_type, p.icmp_code, e.pos.line));
+  res_.packets.emplace_back(now_, pkt);
+  stack_->input(now_, pkt);
+  poll_pending();
+}
+
+// The script's option list, in its order (NOPs included), with SACK
+// blocks and TS ecr mapped to live values.
+void Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpOptions& o) {
   for (const OptionSpec& s : p.options) {
     uint8_t kind = 0;
     switch (s.kind) {
@@ -312,6 +280,48 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
     }
     if (o.item_count < o.items.size()) o.items[o.item_count++] = {kind, 0, 0};
   }
+}
+
+void Runner::inject(const Event& e, const PacketSpec& p) {
+  if (!conn_.known) {
+    conn_.known = true;
+    conn_.local = {cfg_.local_ip, cfg_.bind_port};
+    conn_.remote = {cfg_.remote_ip, next_remote_port_++};
+  }
+  uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
+  if (p.icmp) {
+    inject_icmp(e, p, local_off);
+    return;
+  }
+  if (p.flags & 0x100) stop(Outcome::kSkip, "the AE (AccECN) flag is not supported");
+  if (!p.ip_unknown.empty()) stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
+  bool syn_only = (p.flags & wire::tcp_flag::SYN) && !(p.flags & wire::tcp_flag::ACK);
+  bool have_listener = std::any_of(fds_.begin(), fds_.end(), [](const auto& f) { return f.second.listener; });
+  if (syn_only && have_listener && conn_.closed) {
+    // A new connection to the listener once the script closed the last one
+    // (packetdrill maps a SYN to the socket under test until then): a fresh
+    // remote port, fresh ISNs.
+    conn_ = Conn{};
+    conn_.known = true;
+    conn_.local = {cfg_.local_ip, cfg_.bind_port};
+    conn_.remote = {cfg_.remote_ip, next_remote_port_++};
+    local_off = 0;
+  }
+  if (syn_only) conn_.remote_isn = p.seq_start;
+  if ((p.flags & wire::tcp_flag::SYN) && p.len > 0)
+    stop(Outcome::kSkip, "SYN with data (TCP Fast Open) is not supported");
+
+  wire::TcpHeader h;
+  h.src_port = conn_.remote.port;
+  h.dst_port = conn_.local.port;
+  h.seq = Seq32(p.seq_start);
+  h.flags = static_cast<uint8_t>(p.flags & 0xff);
+  // packetdrill maps the ack of every ACK-flagged packet, an omitted one as 0.
+  if (p.flags & wire::tcp_flag::ACK) h.ack = Seq32(p.ack.value_or(0) + local_off);
+  else if (p.ack) h.ack = Seq32(*p.ack);
+  h.window = static_cast<uint16_t>(p.win.value_or(0));
+  h.urgent = static_cast<uint16_t>(p.urg.value_or(0));
+  inbound_options(p, local_off, h.options);
 
   wire::IpInfo ip;
   ip.src = conn_.remote.addr;
@@ -321,7 +331,12 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
   if (p.ttl) ip.ttl = static_cast<uint8_t>(*p.ttl);
   if (p.flowlabel) ip.flow_label = *p.flowlabel;
 
-  // --mss: a super-packet arrives as MSS-sized segments (GRO undone).
+  send_inbound(e, p, h, ip);
+}
+
+// Hands the packet to the stack; with --mss a super-packet arrives as
+// MSS-sized segments (GRO undone).
+void Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip) {
   uint32_t seg = (cfg_.mss != 0 && p.len > cfg_.mss) ? cfg_.mss : std::max<uint32_t>(p.len, 1);
   uint32_t sent = 0;
   do {
@@ -350,17 +365,144 @@ std::string Runner::describe_live(const wire::TcpPacket& pk, uint32_t payload_le
                      wire::format_options(pk.tcp.options));
 }
 
+namespace {
+
+// The live packet in script space (sequence numbers relative to the ISNs).
+Actual actual_of(const wire::TcpPacket& pk, uint32_t local_off) {
+  Actual a;
+  a.flags = pk.tcp.flags;
+  a.seq = pk.tcp.seq.raw() - local_off;
+  a.len = static_cast<uint32_t>(pk.payload.size());
+  a.ack = pk.tcp.ack.raw();
+  a.win = pk.tcp.window;
+  a.tos = pk.ip.tos;
+  a.options = pk.tcp.options;
+  return a;
+}
+
+// TS val: remember script -> live, and map live into script space.
+void map_ts_val(Conn& conn, const PacketSpec& p, Actual& a) {
+  const OptionSpec* ts_spec = nullptr;
+  for (const auto& o : p.options)
+    if (o.kind == K::kTimestamp) ts_spec = &o;
+  if (!a.options.ts) return;
+  uint32_t live_val = a.options.ts->val;
+  if (ts_spec) {
+    conn.ts_val_map[ts_spec->a] = live_val;
+    if (!conn.first_ts) {
+      conn.first_ts = true;
+      conn.first_script_ts_val = ts_spec->a;
+      conn.first_live_ts_val = live_val;
+    }
+  }
+  a.ts_val_script = conn.first_ts ? conn.first_script_ts_val + (live_val - conn.first_live_ts_val) : live_val;
+}
+
+struct Mismatch {
+  std::string field;  // where the caret goes
+  std::string what;
+};
+
+// The header fields, in packetdrill's order.
+std::optional<Mismatch> header_mismatch(const PacketSpec& p, const Actual& a) {
+  if (p.ecn != Ecn::kUnset) {
+    static const int kWant[] = {-1, 0, 2, 1, -2, 3};
+    int w = kWant[static_cast<int>(p.ecn)];
+    int g = a.tos & 3;
+    if ((w == -2 && g != 1 && g != 2) || (w >= 0 && w != g))
+      return Mismatch{"ecn", fmt::format("live packet field ip_ecn: expected {} vs actual {}", ecn_text(p.ecn), g)};
+  }
+  if (p.tos && *p.tos != a.tos)
+    return Mismatch{"flags", fmt::format("live packet field tos: expected 0x{:x} vs actual 0x{:x}", *p.tos, a.tos)};
+  if ((p.flags & 0xff) != a.flags)
+    return Mismatch{"flags", fmt::format("live packet field tcp flags: expected '{}' vs actual '{}'", p.flags_text,
+                                         wire::format_flags(a.flags))};
+  if (a.seq != p.seq_start)
+    return Mismatch{"seq", fmt::format("live packet field tcp_seq: expected {} vs actual {}", p.seq_start, a.seq)};
+  if (a.len != p.len)
+    return Mismatch{"seq", fmt::format("live packet payload: expected {} bytes vs actual {} bytes", p.len, a.len)};
+  if ((p.flags & wire::tcp_flag::ACK) && p.ack && *p.ack != a.ack)
+    return Mismatch{"ack", fmt::format("live packet field tcp_ack_seq: expected {} vs actual {}", *p.ack, a.ack)};
+  if (p.win && *p.win != a.win)
+    return Mismatch{"win", fmt::format("live packet field tcp_window: expected {} vs actual {}", *p.win, a.win)};
+  return std::nullopt;
+}
+
+// One option against the script's; empty when it matches. TS val is
+// checked only with --tcp_ts_tick_usecs, within `slack` ticks.
+std::string option_mismatch(const OptionSpec& s, const wire::TcpOptions& lo2, size_t i, const Actual& a,
+                            int64_t slack) {
+  const wire::TcpOptionItem& it = lo2.items[i];
+  static const uint8_t kKinds[] = {wire::tcp_opt::NOP, wire::tcp_opt::EOL, wire::tcp_opt::MSS,
+                                   wire::tcp_opt::WSCALE, wire::tcp_opt::SACK_PERMITTED,
+                                   wire::tcp_opt::SACK, wire::tcp_opt::TIMESTAMP,
+                                   wire::tcp_opt::FASTOPEN, wire::tcp_opt::EXP, wire::tcp_opt::MD5, 0};
+  uint8_t want_kind = kKinds[static_cast<int>(s.kind)];
+  if (s.kind == K::kUnknown || it.kind != want_kind)
+    return fmt::format("live packet TCP option {}: expected '{}' vs actual kind {}", i + 1, option_text(s), it.kind);
+  if (s.kind == K::kMss && lo2.mss && *lo2.mss != s.a)
+    return fmt::format("live packet TCP option mss: expected {} vs actual {}", s.a, *lo2.mss);
+  if (s.kind == K::kWscale && lo2.wscale && *lo2.wscale != s.a)
+    return fmt::format("live packet TCP option wscale: expected {} vs actual {}", s.a, *lo2.wscale);
+  if (s.kind == K::kSack) {
+    bool same = s.blocks.size() == lo2.sack_count;
+    for (size_t b = 0; same && b < s.blocks.size(); ++b)
+      same = lo2.sack[b].begin.raw() == s.blocks[b].first && lo2.sack[b].end.raw() == s.blocks[b].second;
+    if (!same) return "live packet TCP option sack: blocks differ";
+  }
+  if (s.kind == K::kTimestamp && lo2.ts) {
+    if (lo2.ts->ecr != s.b) return fmt::format("live packet TCP option TS ecr: expected {} vs actual {}", s.b, lo2.ts->ecr);
+    int64_t d = static_cast<int32_t>(a.ts_val_script - s.a);
+    if (slack > 0 && (d > slack || d < -slack))
+      return fmt::format("live packet TCP option TS val: expected {} vs actual {}", s.a, a.ts_val_script);
+  }
+  return {};
+}
+
+// The option list kind by kind, NOPs included (trailing EOL padding aside).
+std::string options_mismatch(const PacketSpec& p, const Actual& a, int64_t slack) {
+  if (p.options_any) return {};
+  const wire::TcpOptions& lo2 = a.options;
+  size_t n = lo2.item_count;
+  while (n > p.options.size() && lo2.items[n - 1].kind == wire::tcp_opt::EOL) --n;  // padding
+  if (n != p.options.size())
+    return fmt::format("live packet TCP options: expected {} options vs actual {}", p.options.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string why = option_mismatch(p.options[i], lo2, i, a, slack);
+    if (!why.empty()) return why;
+  }
+  return {};
+}
+
+}  // namespace
+
+// Runs the engine until it has sent something, at most until `limit`.
+bool Runner::next_outbound(Time limit) {
+  while (outq_.empty())
+    if (!step_engine_once(limit)) return false;
+  return true;
+}
+
+// Learn the connection: a SYN from connect() names our port; a SYN's seq is our ISN.
+void Runner::learn_conn(const wire::TcpPacket& pk, const PacketSpec& p) {
+  if (!conn_.known || (pk.tcp.has(wire::tcp_flag::SYN) && !pk.tcp.has(wire::tcp_flag::ACK))) {
+    conn_.known = true;
+    conn_.local = {pk.ip.src, pk.tcp.src_port};
+    conn_.remote = {pk.ip.dst, pk.tcp.dst_port};
+  }
+  if (pk.tcp.has(wire::tcp_flag::SYN)) {
+    conn_.local_isn_known = true;
+    conn_.live_local_isn = pk.tcp.seq.raw();
+    conn_.script_local_isn = (p.flags & wire::tcp_flag::SYN) ? p.seq_start : 0;
+  }
+}
+
 void Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
   if (p.icmp) stop(Outcome::kSkip, "outbound ICMP packets are not supported");
   for (const OptionSpec& o : p.options)
     if (o.kind == K::kFastOpen || o.kind == K::kFastOpenExp)
       stop(Outcome::kSkip, "TCP Fast Open options are not supported");
-  auto next_packet = [&](Time limit) -> bool {
-    while (outq_.empty())
-      if (!step_engine_once(limit)) return false;
-    return true;
-  };
-  if (!next_packet(hi))
+  if (!next_outbound(hi))
     stop(Outcome::kFail, fmt::format("expected outbound packet at {} sec was not sent (waited until {} sec)",
                                      fmt_time(expected), fmt_time(hi)),
          {"expected: " + render_expected(p).text()});
@@ -370,59 +512,28 @@ void Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time 
   if (!pk)
     stop(Outcome::kFail, fmt::format("the engine sent a packet that is not valid TCP: {}", wire::to_string(pk.error())),
          {"expected: " + render_expected(p).text()});
-  // Learn the connection: a SYN from connect() names our port; a SYN's seq is our ISN.
-  if (!conn_.known || (pk->tcp.has(wire::tcp_flag::SYN) && !pk->tcp.has(wire::tcp_flag::ACK))) {
-    conn_.known = true;
-    conn_.local = {pk->ip.src, pk->tcp.src_port};
-    conn_.remote = {pk->ip.dst, pk->tcp.dst_port};
-  }
-  if (pk->tcp.has(wire::tcp_flag::SYN)) {
-    conn_.local_isn_known = true;
-    conn_.live_local_isn = pk->tcp.seq.raw();
-    conn_.script_local_isn = (p.flags & wire::tcp_flag::SYN) ? p.seq_start : 0;
-  }
+  learn_conn(*pk, p);
   uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
 
-  Actual a;
-  a.flags = pk->tcp.flags;
-  a.seq = pk->tcp.seq.raw() - local_off;
-  a.len = static_cast<uint32_t>(pk->payload.size());
-  a.ack = pk->tcp.ack.raw();
-  a.win = pk->tcp.window;
-  a.tos = pk->ip.tos;
-  a.options = pk->tcp.options;
+  Actual a = actual_of(*pk, local_off);
   Time at = out.at;
 
   // TSO: consecutive segments up to the script's length count as one.
-  uint32_t live_end = pk->tcp.seq.raw() + a.len;
-  while (!cfg_.strict_segments && a.len > 0 && a.len < p.len) {
-    if (!next_packet(hi)) break;
-    auto nx = wire::parse_tcp_packet(outq_.front().bytes);
-    if (!nx || nx->tcp.seq.raw() != live_end || nx->tcp.ack != pk->tcp.ack || nx->payload.empty() ||
-        a.len + nx->payload.size() > p.len)
-      break;
-    a.len += static_cast<uint32_t>(nx->payload.size());
-    live_end += static_cast<uint32_t>(nx->payload.size());
-    a.flags |= nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN);
-    outq_.pop_front();
+  if (!cfg_.strict_segments) {
+    uint32_t live_end = pk->tcp.seq.raw() + a.len;
+    while (a.len > 0 && a.len < p.len && next_outbound(hi)) {
+      auto nx = wire::parse_tcp_packet(outq_.front().bytes);
+      if (!nx || nx->tcp.seq.raw() != live_end || nx->tcp.ack != pk->tcp.ack || nx->payload.empty() ||
+          a.len + nx->payload.size() > p.len)
+        break;
+      a.len += static_cast<uint32_t>(nx->payload.size());
+      live_end += static_cast<uint32_t>(nx->payload.size());
+      a.flags |= nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN);
+      outq_.pop_front();
+    }
   }
 
-  // TS val: remember script -> live, and map live into script space.
-  const OptionSpec* ts_spec = nullptr;
-  for (const auto& o : p.options)
-    if (o.kind == K::kTimestamp) ts_spec = &o;
-  if (a.options.ts) {
-    uint32_t live_val = a.options.ts->val;
-    if (ts_spec) {
-      conn_.ts_val_map[ts_spec->a] = live_val;
-      if (!conn_.first_ts) {
-        conn_.first_ts = true;
-        conn_.first_script_ts_val = ts_spec->a;
-        conn_.first_live_ts_val = live_val;
-      }
-    }
-    a.ts_val_script = conn_.first_ts ? conn_.first_script_ts_val + (live_val - conn_.first_live_ts_val) : live_val;
-  }
+  map_ts_val(conn_, p, a);
 
   Rendered want = render_expected(p);
   Rendered got = render_actual(a, p.ecn != Ecn::kUnset);
@@ -433,67 +544,11 @@ void Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time 
          {"expected: " + want.text(), "actual:   " + got.text(), caret + "^ " + field});
   };
 
-  // Field by field, in packetdrill's order.
-  if (p.ecn != Ecn::kUnset) {
-    static const int kWant[] = {-1, 0, 2, 1, -2, 3};
-    int w = kWant[static_cast<int>(p.ecn)];
-    int g = a.tos & 3;
-    if ((w == -2 && g != 1 && g != 2) || (w >= 0 && w != g))
-      mismatch("ecn", fmt::format("live packet field ip_ecn: expected {} vs actual {}", ecn_text(p.ecn), g));
-  }
-  if (p.tos && *p.tos != a.tos) mismatch("flags", fmt::format("live packet field tos: expected 0x{:x} vs actual 0x{:x}", *p.tos, a.tos));
-  if ((p.flags & 0xff) != a.flags)
-    mismatch("flags", fmt::format("live packet field tcp flags: expected '{}' vs actual '{}'", p.flags_text,
-                                  wire::format_flags(a.flags)));
-  if (a.seq != p.seq_start)
-    mismatch("seq", fmt::format("live packet field tcp_seq: expected {} vs actual {}", p.seq_start, a.seq));
-  if (a.len != p.len)
-    mismatch("seq", fmt::format("live packet payload: expected {} bytes vs actual {} bytes", p.len, a.len));
-  if ((p.flags & wire::tcp_flag::ACK) && p.ack && *p.ack != a.ack)
-    mismatch("ack", fmt::format("live packet field tcp_ack_seq: expected {} vs actual {}", *p.ack, a.ack));
-  if (p.win && *p.win != a.win)
-    mismatch("win", fmt::format("live packet field tcp_window: expected {} vs actual {}", *p.win, a.win));
-  if (!p.options_any) {
-    std::string why;
-    const wire::TcpOptions& lo2 = a.options;
-    size_t n = lo2.item_count;
-    while (n > p.options.size() && lo2.items[n - 1].kind == wire::tcp_opt::EOL) --n;  // padding
-    if (n != p.options.size()) {
-      why = fmt::format("live packet TCP options: expected {} options vs actual {}", p.options.size(), n);
-    }
-    for (size_t i = 0; why.empty() && i < n; ++i) {
-      const OptionSpec& s = p.options[i];
-      const wire::TcpOptionItem& it = lo2.items[i];
-      static const uint8_t kKinds[] = {wire::tcp_opt::NOP, wire::tcp_opt::EOL, wire::tcp_opt::MSS,
-                                       wire::tcp_opt::WSCALE, wire::tcp_opt::SACK_PERMITTED,
-                                       wire::tcp_opt::SACK, wire::tcp_opt::TIMESTAMP,
-                                       wire::tcp_opt::FASTOPEN, wire::tcp_opt::EXP, wire::tcp_opt::MD5, 0};
-      uint8_t want_kind = kKinds[static_cast<int>(s.kind)];
-      if (s.kind == K::kUnknown || it.kind != want_kind) {
-        why = fmt::format("live packet TCP option {}: expected '{}' vs actual kind {}", i + 1, option_text(s), it.kind);
-      } else if (s.kind == K::kMss && lo2.mss && *lo2.mss != s.a) {
-        why = fmt::format("live packet TCP option mss: expected {} vs actual {}", s.a, *lo2.mss);
-      } else if (s.kind == K::kWscale && lo2.wscale && *lo2.wscale != s.a) {
-        why = fmt::format("live packet TCP option wscale: expected {} vs actual {}", s.a, *lo2.wscale);
-      } else if (s.kind == K::kSack) {
-        bool same = s.blocks.size() == lo2.sack_count;
-        for (size_t b = 0; same && b < s.blocks.size(); ++b)
-          same = lo2.sack[b].begin.raw() == s.blocks[b].first && lo2.sack[b].end.raw() == s.blocks[b].second;
-        if (!same) why = "live packet TCP option sack: blocks differ";
-      } else if (s.kind == K::kTimestamp && lo2.ts) {
-        if (lo2.ts->ecr != s.b)
-          why = fmt::format("live packet TCP option TS ecr: expected {} vs actual {}", s.b, lo2.ts->ecr);
-        if (why.empty() && cfg_.ts_tick_usecs > 0) {
-          // Allow the timing tolerance, expressed in TS ticks.
-          int64_t slack = std::max<int64_t>(1, (hi - lo).us() / 2 / cfg_.ts_tick_usecs + 1);
-          int64_t d = static_cast<int32_t>(a.ts_val_script - s.a);
-          if (d > slack || d < -slack)
-            why = fmt::format("live packet TCP option TS val: expected {} vs actual {}", s.a, a.ts_val_script);
-        }
-      }
-    }
-    if (!why.empty()) mismatch("options", why);
-  }
+  if (auto m = header_mismatch(p, a)) mismatch(m->field, m->what);
+  // TS val slack: the timing tolerance, expressed in TS ticks.
+  const int64_t slack =
+      cfg_.ts_tick_usecs > 0 ? std::max<int64_t>(1, (hi - lo).us() / 2 / cfg_.ts_tick_usecs + 1) : 0;
+  if (std::string why = options_mismatch(p, a, slack); !why.empty()) mismatch("options", why);
   // Timing last, as packetdrill checks it after the packet matched.
   if (at < lo || at > hi) {
     stop(Outcome::kFail,

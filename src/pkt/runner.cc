@@ -194,88 +194,98 @@ void Runner::finish_pending(Time limit) {
 void apply_option(RunConfig& c, const std::string& name, const std::string& v, bool* unsupported,
                   std::string* why);
 
+// Script options, then the stack under test.
+void Runner::setup() {
+  for (const auto& [k, v] : script_.options) {
+    bool unsupported = false;
+    std::string why;
+    apply_option(cfg_, k, v, &unsupported, &why);
+    if (unsupported) stop(Outcome::kSkip, why);
+  }
+  for (const auto& [k, v] : opt_.overrides) {
+    bool unsupported = false;
+    std::string why;
+    apply_option(cfg_, k, v, &unsupported, &why);
+  }
+  if (cfg_.ip_version != opt_.ip_version)
+    stop(Outcome::kSkip, fmt::format("script pins --ip_version={}", to_string(cfg_.ip_version)));
+  now_ = kEpoch;
+  stack_cfg_.secret = 0x7765697270746bull;  // deterministic ISNs across runs
+  stack_ = std::make_unique<Stack>(stack_cfg_, *this);
+  stack_->add_address(cfg_.local_ip);
+}
+
+// One timed event: its time from the script (relative times anchored as
+// packetdrill anchors them), then the packet, call, command or code block.
+void Runner::run_timed(const Event& e, Timeline& tl) {
+  const auto* pkt = std::get_if<PacketSpec>(&e.action);
+  bool inbound = pkt && pkt->inbound;
+  const auto* last_pkt = tl.last ? std::get_if<PacketSpec>(&tl.last->action) : nullptr;
+  Time offset = (last_pkt && last_pkt->inbound && inbound) ? tl.last_t : now_;
+  const TimeSpec& ts = e.time;
+  bool relative = ts.kind == TimeKind::kRelative || ts.kind == TimeKind::kRelativeRange ||
+                  ts.kind == TimeKind::kAny;
+  Time base = relative ? offset : kEpoch;
+  Time t = ts.kind == TimeKind::kAny ? offset : base + ts.start;
+  if (tl.first && t != kEpoch && !relative) stop(Outcome::kFail, "first event should be at time 0");
+  if (!relative && tl.last && t < tl.last_t)
+    stop(Outcome::kFail, fmt::format("time goes backward in script from {} to {}",
+                                     fmt_time(tl.last_t), fmt_time(t)));
+  Duration tol = tl.first ? cfg_.tolerance : tolerance_for(t - tl.last_t);
+  tl.first = false;
+  if (pkt && !pkt->inbound) {
+    Time lo = t - tol, hi = t + tol;
+    if (ts.kind == TimeKind::kAbsoluteRange || ts.kind == TimeKind::kRelativeRange) hi = base + ts.end + tol;
+    if (ts.kind == TimeKind::kAny) {
+      lo = Time::from_ns(0);
+      hi = now_ + Duration::s(600);
+    }
+    expect_outbound(e, *pkt, lo, hi, t);
+  } else {
+    run_action(e, t, base, tol);
+  }
+  tl.last = &e;
+  tl.last_t = t;
+}
+
+// An inbound packet, system call, command or code block due at `t`.
+void Runner::run_action(const Event& e, Time t, Time base, Duration tol) {
+  const TimeSpec& ts = e.time;
+  // A new system call waits for a blocked one, as packetdrill's syscall
+  // thread would.
+  if (std::holds_alternative<SyscallSpec>(e.action) && pending_)
+    finish_pending(max(t, pending_->expected_end) + Duration::s(600));
+  if (now_ < t) step_engine(t);
+  if (now_ > t + tol && ts.kind != TimeKind::kAny)
+    stop(Outcome::kFail, fmt::format("timing error: expected event at {} sec but it happened "
+                                     "at {} sec; tolerance {:.6f} sec",
+                                     fmt_time(t), fmt_time(now_), tol.secs()));
+  if (const auto* pkt = std::get_if<PacketSpec>(&e.action)) {
+    inject(e, *pkt);
+  } else if (const auto* sc = std::get_if<SyscallSpec>(&e.action)) {
+    syscall(e, *sc);
+    if (pending_ && pending_->event == &e) {
+      Duration btol = ts.block_end ? tolerance_for(*ts.block_end - ts.start) : tol;
+      pending_->tolerance = btol;
+      pending_->expected_end = ts.block_end ? base + *ts.block_end : t;
+      poll_pending();
+    }
+  } else if (const auto* cmd = std::get_if<CommandSpec>(&e.action)) {
+    command(e, *cmd, false);
+  } else {
+    snapshot_code(e, std::get<CodeSpec>(e.action));
+  }
+}
+
 RunResult Runner::run() {
   try {
-    for (const auto& [k, v] : script_.options) {
-      bool unsupported = false;
-      std::string why;
-      apply_option(cfg_, k, v, &unsupported, &why);
-      if (unsupported) stop(Outcome::kSkip, why);
-    }
-    for (const auto& [k, v] : opt_.overrides) {
-      bool unsupported = false;
-      std::string why;
-      apply_option(cfg_, k, v, &unsupported, &why);
-    }
-    if (cfg_.ip_version != opt_.ip_version)
-      stop(Outcome::kSkip, fmt::format("script pins --ip_version={}", to_string(cfg_.ip_version)));
-    now_ = kEpoch;
-    stack_cfg_.secret = 0x7765697270746bull;  // deterministic ISNs across runs
-    stack_ = std::make_unique<Stack>(stack_cfg_, *this);
-    stack_->add_address(cfg_.local_ip);
-
-    bool first = true;
-    const Event* last = nullptr;
-    Time last_t = kEpoch;
+    setup();
+    Timeline tl;
+    tl.last_t = kEpoch;
     for (const Event& e : script_.events) {
       cur_ = &e;
-      if (!e.timed) {
-        command(e, std::get<CommandSpec>(e.action), true);
-        continue;
-      }
-      const auto* pkt = std::get_if<PacketSpec>(&e.action);
-      bool inbound = pkt && pkt->inbound;
-      const auto* last_pkt = last ? std::get_if<PacketSpec>(&last->action) : nullptr;
-      Time offset = (last_pkt && last_pkt->inbound && inbound) ? last_t : now_;
-      const TimeSpec& ts = e.time;
-      bool relative = ts.kind == TimeKind::kRelative || ts.kind == TimeKind::kRelativeRange ||
-                      ts.kind == TimeKind::kAny;
-      Time base = relative ? offset : kEpoch;
-      Time t = ts.kind == TimeKind::kAny ? offset : base + ts.start;
-      if (first && t != kEpoch && !relative) stop(Outcome::kFail, "first event should be at time 0");
-      if (!relative && last && t < last_t)
-        stop(Outcome::kFail, fmt::format("time goes backward in script from {} to {}",
-                                         fmt_time(last_t), fmt_time(t)));
-      Duration tol = first ? cfg_.tolerance : tolerance_for(t - last_t);
-      first = false;
-
-      if (pkt && !pkt->inbound) {
-        Time lo = t - tol, hi = t + tol;
-        if (ts.kind == TimeKind::kAbsoluteRange || ts.kind == TimeKind::kRelativeRange)
-          hi = base + ts.end + tol;
-        if (ts.kind == TimeKind::kAny) {
-          lo = Time::from_ns(0);
-          hi = now_ + Duration::s(600);
-        }
-        expect_outbound(e, *pkt, lo, hi, t);
-      } else {
-        // A new system call waits for a blocked one, as packetdrill's
-        // syscall thread would.
-        if (std::holds_alternative<SyscallSpec>(e.action) && pending_)
-          finish_pending(max(t, pending_->expected_end) + Duration::s(600));
-        if (now_ < t) step_engine(t);
-        if (now_ > t + tol && ts.kind != TimeKind::kAny)
-          stop(Outcome::kFail, fmt::format("timing error: expected event at {} sec but it happened "
-                                           "at {} sec; tolerance {:.6f} sec",
-                                           fmt_time(t), fmt_time(now_), tol.secs()));
-        if (pkt) {
-          inject(e, *pkt);
-        } else if (const auto* sc = std::get_if<SyscallSpec>(&e.action)) {
-          syscall(e, *sc);
-          if (pending_ && pending_->event == &e) {
-            Duration btol = ts.block_end ? tolerance_for(*ts.block_end - ts.start) : tol;
-            pending_->tolerance = btol;
-            pending_->expected_end = ts.block_end ? base + *ts.block_end : t;
-            poll_pending();
-          }
-        } else if (const auto* cmd = std::get_if<CommandSpec>(&e.action)) {
-          command(e, *cmd, false);
-        } else {
-          snapshot_code(e, std::get<CodeSpec>(e.action));
-        }
-      }
-      last = &e;
-      last_t = t;
+      if (e.timed) run_timed(e, tl);
+      else command(e, std::get<CommandSpec>(e.action), true);
     }
     if (pending_) finish_pending(max(now_, pending_->expected_end) + Duration::s(600));
     cur_ = nullptr;

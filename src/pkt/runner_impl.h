@@ -50,6 +50,7 @@ struct FdEntry {
   SocketId sock = kNoSocket;
   bool nonblock = false;
   bool listener = false;
+  bool inq = false;  // TCP_INQ: recvmsg() reports a TCP_CM_INQ cmsg
   // epoll: watched fd -> (interest events, data fd), and ET/ONESHOT state
   struct Watch {
     uint32_t events = 0;
@@ -104,6 +105,13 @@ struct CodeSnapshot {
   std::optional<TcpInfo> info;
 };
 
+// Where the timeline stands: the previous timed event and its script time.
+struct Timeline {
+  bool first = true;
+  const Event* last = nullptr;
+  Time last_t;
+};
+
 class Runner : public Netif {
  public:
   Runner(const Script& s, const std::string& source, const RunOptions& opt);
@@ -115,6 +123,9 @@ class Runner : public Netif {
   uint32_t mtu() const override { return cfg_.mtu; }
 
   // ---- runner.cc ----
+  void setup();
+  void run_timed(const Event& e, Timeline& tl);
+  void run_action(const Event& e, Time t, Time base, Duration tol);
   [[noreturn]] void stop(Outcome o, std::string reason, std::vector<std::string> detail = {});
   void step_engine(Time until);                 // run timers up to `until`
   bool step_engine_once(Time limit);            // one deadline <= limit; false if none
@@ -127,7 +138,12 @@ class Runner : public Netif {
 
   // ---- packets.cc ----
   void inject(const Event& e, const PacketSpec& p);
+  void inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off);
+  void inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpOptions& o);
+  void send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip);
   void expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected);
+  bool next_outbound(Time limit);
+  void learn_conn(const wire::TcpPacket& pk, const PacketSpec& p);
   std::string describe_live(const wire::TcpPacket& pk, uint32_t payload_len) const;
 
   // ---- syscalls.cc ----

@@ -24,6 +24,24 @@ bool is_ellipsis(const Expr& e) { return e.kind == Expr::Kind::kEllipsis; }
 
 // A blocking read returns once min(SO_RCVLOWAT, len) bytes are queued, or at
 // EOF or an error (Linux tcp_recvmsg: target = sock_rcvlowat()).
+// Linux tcp_inq_hint: bytes left to read, or 1 once a FIN has arrived with
+// nothing left, so the reader knows to read again (and see EOF).
+int inq_hint(const Stack& st, SocketId s) {
+  int inq = 0;
+  st.ioctl(s, 0x541B /* SIOCINQ */, &inq);
+  if (inq == 0 && (st.poll(s) & ev::RDHUP)) inq = 1;
+  return inq;
+}
+
+// recvmsg() with TCP_INQ on reports TCP_CM_INQ = the hint after the read.
+void check_cm_inq(Runner& r, SocketId s, int64_t want, bool inq_on) {
+  if (!inq_on)
+    r.stop(Outcome::kFail, "recvmsg() expected a TCP_CM_INQ control message, but TCP_INQ is off");
+  const int got = inq_hint(*r.stack_, s);
+  if (got != want)
+    r.stop(Outcome::kFail, fmt::format("recvmsg() TCP_CM_INQ: expected {} but got {}", want, got));
+}
+
 bool read_target_met(const Stack& st, SocketId s, size_t want) {
   int inq = 0;
   if (st.ioctl(s, 0x541B /* SIOCINQ */, &inq) != Errc::kOk) return true;  // recv reports it
@@ -109,6 +127,21 @@ class SyscallCtx {
     return iov_len(iov->items[0]);
   }
 
+  // The TCP_CM_INQ value a recvmsg() msghdr expects in msg_control, if any.
+  std::optional<int64_t> expected_cm_inq(const Expr& msg) {
+    const Expr* ctl = msg.field("msg_control");
+    if (!ctl || ctl->items.empty() || ctl->items[0].kind != Expr::Kind::kList) return std::nullopt;
+    for (const Expr& c : ctl->items[0].items) {
+      const Expr* lvl = c.field("cmsg_level");
+      const Expr* type = c.field("cmsg_type");
+      const Expr* data = c.field("cmsg_data");
+      if (!lvl || !type || !data) continue;
+      if (eval(lvl->items[0]) == sym::SOL_TCP && eval(type->items[0]) == sym::TCP_INQ) return eval(data->items[0]);
+      skip(fmt::format("recvmsg() control message {} is not supported", type->items[0].text));
+    }
+    return std::nullopt;
+  }
+
   int flags_checked(int64_t flags) {
     if (flags & sym::MSG_FASTOPEN) skip("MSG_FASTOPEN (TCP Fast Open) is not supported");
     if (flags & sym::MSG_ZEROCOPY) skip("MSG_ZEROCOPY is not supported");
@@ -172,15 +205,59 @@ class SyscallCtx {
 
  private:
   void socket_calls();
+  void accept_call();
+  void connect_call();
   void data_calls();
   void option_calls();
+  void fcntl_call();
+  void ioctl_call();
   void poll_calls();
   void epoll_calls();
+  void epoll_ctl_call(FdEntry& ep);
 
   Runner& r_;
   const Event& e_;
   const SyscallSpec& s_;
 };
+
+// accept(): blocks on a blocking listener until a child is ready; the
+// script's fd names the child.
+void SyscallCtx::accept_call() {
+  FdEntry& f = fd(0);
+  SocketId ls = f.sock;
+  int64_t want_fd = is_ellipsis(s_.result) ? -1 : eval(s_.result);
+  Runner* r = &r_;
+  bool blocking = !f.nonblock;
+  return run(blocking, [r, ls, want_fd, blocking](Time now) -> std::optional<Ret> {
+    auto a = r->stack_->accept(now, ls);
+    if (!a && a.error() == Errc::kAgain && blocking) return std::nullopt;
+    if (!a) return from(a.error());
+    FdEntry nf;
+    nf.sock = *a;
+    r->fds_[static_cast<int>(want_fd)] = nf;
+    r->sut_fd_ = static_cast<int>(want_fd);
+    r->conn_.accepted = true;
+    return Ret{want_fd, 0};
+  });
+}
+
+// connect(): a blocking one returns when the handshake completes or fails.
+void SyscallCtx::connect_call() {
+  FdEntry& f = fd(0);
+  r_.sut_fd_ = static_cast<int>(eval(arg(0)));
+  SocketId s = f.sock;
+  Errc e = r_.stack_->connect(r_.now_, s, {r_.cfg_.remote_ip, r_.cfg_.connect_port});
+  if (e != Errc::kInProgress || f.nonblock) return run(false, [e](Time) { return from(e); });
+  Runner* r = &r_;
+  return run(true, [r, s](Time) -> std::optional<Ret> {
+    uint32_t ev = r->stack_->poll(s);
+    if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return std::nullopt;
+    int err = 0;
+    size_t len = sizeof(err);
+    r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
+    return err ? Ret{-1, err} : Ret{0, 0};
+  });
+}
 
 void SyscallCtx::socket_calls() {
   const std::string& n = s_.name;
@@ -208,40 +285,8 @@ void SyscallCtx::socket_calls() {
     if (ret.value == 0) f.listener = true;
     return run(false, [ret](Time) { return ret; });
   }
-  if (n == "accept" || n == "accept4") {
-    FdEntry& f = fd(0);
-    SocketId ls = f.sock;
-    int64_t want_fd = is_ellipsis(s_.result) ? -1 : eval(s_.result);
-    Runner* r = &r_;
-    bool blocking = !f.nonblock;
-    return run(blocking, [r, ls, want_fd, blocking](Time now) -> std::optional<Ret> {
-      auto a = r->stack_->accept(now, ls);
-      if (!a && a.error() == Errc::kAgain && blocking) return std::nullopt;
-      if (!a) return from(a.error());
-      FdEntry nf;
-      nf.sock = *a;
-      r->fds_[static_cast<int>(want_fd)] = nf;
-      r->sut_fd_ = static_cast<int>(want_fd);
-      r->conn_.accepted = true;
-      return Ret{want_fd, 0};
-    });
-  }
-  if (n == "connect") {
-    FdEntry& f = fd(0);
-    r_.sut_fd_ = static_cast<int>(eval(arg(0)));
-    SocketId s = f.sock;
-    Errc e = r_.stack_->connect(r_.now_, s, {r_.cfg_.remote_ip, r_.cfg_.connect_port});
-    if (e != Errc::kInProgress || f.nonblock) return run(false, [e](Time) { return from(e); });
-    Runner* r = &r_;
-    return run(true, [r, s](Time) -> std::optional<Ret> {
-      uint32_t ev = r->stack_->poll(s);
-      if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return std::nullopt;
-      int err = 0;
-      size_t len = sizeof(err);
-      r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
-      return err ? Ret{-1, err} : Ret{0, 0};
-    });
-  }
+  if (n == "accept" || n == "accept4") return accept_call();
+  if (n == "connect") return connect_call();
   if (n == "close") {
     int f = static_cast<int>(eval(arg(0)));
     FdEntry& e = fd(0);
@@ -297,11 +342,14 @@ void SyscallCtx::data_calls() {
   Runner* r = &r_;
   size_t want = static_cast<size_t>(len);
   if (is_read) {
-    return run(blocking, [r, s, want, engine_flags, blocking](Time now) -> std::optional<Ret> {
+    const std::optional<int64_t> want_inq = n == "recvmsg" ? expected_cm_inq(arg(1)) : std::nullopt;
+    const bool inq_on = f.inq;
+    return run(blocking, [r, s, want, engine_flags, blocking, want_inq, inq_on](Time now) -> std::optional<Ret> {
       if (blocking && !read_target_met(*r->stack_, s, want)) return std::nullopt;
       std::vector<uint8_t> buf(want);
       auto got = r->stack_->recv(now, s, buf, engine_flags);
       if (!got && got.error() == Errc::kAgain && blocking) return std::nullopt;
+      if (got && want_inq) check_cm_inq(*r, s, *want_inq, inq_on);
       return got ? Ret{static_cast<int64_t>(*got), 0} : from(got.error());
     });
   }
@@ -321,25 +369,31 @@ void SyscallCtx::data_calls() {
   });
 }
 
+// fcntl(fd, F_GETFL|F_SETFL[, flags]): only O_NONBLOCK matters.
+void SyscallCtx::fcntl_call() {
+  FdEntry& f = fd(0);
+  int64_t cmd = eval(arg(1));
+  Ret ret;
+  if (cmd == sym::F_GETFL) ret.value = sym::O_RDWR | (f.nonblock ? sym::O_NONBLOCK : 0);
+  else if (cmd == sym::F_SETFL) f.nonblock = (eval(arg(2)) & sym::O_NONBLOCK) != 0;
+  else skip(fmt::format("fcntl command {} is not supported", arg(1).text));
+  return run(false, [ret](Time) { return ret; });
+}
+
+// ioctl(fd, request, [value]): FIONREAD/SIOCINQ, SIOCOUTQ, SIOCOUTQNSD.
+void SyscallCtx::ioctl_call() {
+  FdEntry& f = fd(0);
+  int out = 0;
+  Ret ret = from(r_.stack_->ioctl(f.sock, static_cast<unsigned long>(eval(arg(1))), &out));
+  if (ret.value == 0 && s_.args.size() > 2 && !is_ellipsis(arg(2)) && eval(arg(2)) != out)
+    fail(fmt::format("ioctl({}) expected [{}] but got [{}]", arg(1).text, eval(arg(2)), out));
+  return run(false, [ret](Time) { return ret; });
+}
+
 void SyscallCtx::option_calls() {
   const std::string& n = s_.name;
-  if (n == "fcntl") {
-    FdEntry& f = fd(0);
-    int64_t cmd = eval(arg(1));
-    Ret ret;
-    if (cmd == sym::F_GETFL) ret.value = sym::O_RDWR | (f.nonblock ? sym::O_NONBLOCK : 0);
-    else if (cmd == sym::F_SETFL) f.nonblock = (eval(arg(2)) & sym::O_NONBLOCK) != 0;
-    else skip(fmt::format("fcntl command {} is not supported", arg(1).text));
-    return run(false, [ret](Time) { return ret; });
-  }
-  if (n == "ioctl") {
-    FdEntry& f = fd(0);
-    int out = 0;
-    Ret ret = from(r_.stack_->ioctl(f.sock, static_cast<unsigned long>(eval(arg(1))), &out));
-    if (ret.value == 0 && s_.args.size() > 2 && !is_ellipsis(arg(2)) && eval(arg(2)) != out)
-      fail(fmt::format("ioctl({}) expected [{}] but got [{}]", arg(1).text, eval(arg(2)), out));
-    return run(false, [ret](Time) { return ret; });
-  }
+  if (n == "fcntl") return fcntl_call();
+  if (n == "ioctl") return ioctl_call();
   FdEntry& f = fd(0);
   const Expr& name = arg(2);
   if (name.kind == Expr::Kind::kWord && unsupported_sockopt(name.text))
@@ -362,6 +416,13 @@ void SyscallCtx::option_calls() {
       std::memcpy(bytes.data(), &v, 4);
     }
     Errc e = r_.stack_->setsockopt(r_.now_, f.sock, level, opt, bytes);
+    if (e == Errc::kNoProtoOpt && level == sym::SOL_TCP && opt == sym::TCP_INQ) {
+      // TCP_INQ only changes what recvmsg() reports: the runner keeps it.
+      int32_t v = 0;
+      std::memcpy(&v, bytes.data(), std::min<size_t>(bytes.size(), 4));
+      f.inq = v != 0;
+      e = Errc::kOk;
+    }
     if (e == Errc::kNoProtoOpt && !is_ellipsis(s_.result) && eval(s_.result) == 0)
       skip(fmt::format("the engine does not support setsockopt {}", name.text));
     Ret ret = from(e);
@@ -374,6 +435,12 @@ void SyscallCtx::option_calls() {
   if (s_.args.size() > 4 && !is_ellipsis(arg(4))) len = static_cast<size_t>(eval(arg(4)));
   len = std::min(len, buf.size());
   Errc e = r_.stack_->getsockopt(f.sock, level, opt, {buf.data(), len}, &len);
+  if (e == Errc::kNoProtoOpt && level == sym::SOL_TCP && opt == sym::TCP_INQ) {
+    const int32_t v = f.inq ? 1 : 0;
+    std::memcpy(buf.data(), &v, 4);
+    len = 4;
+    e = Errc::kOk;
+  }
   if (e == Errc::kNoProtoOpt && !is_ellipsis(s_.result) && eval(s_.result) == 0)
     skip(fmt::format("the engine does not support getsockopt {}", name.text));
   if (e == Errc::kOk && !is_ellipsis(val)) {
@@ -429,6 +496,30 @@ void SyscallCtx::poll_calls() {
   run(timeout != 0, op, deadline);
 }
 
+// epoll_ctl(epfd, op, fd, {events=, fd=|u64=})
+void SyscallCtx::epoll_ctl_call(FdEntry& ep) {
+  int64_t op = eval(arg(1));
+  int target = static_cast<int>(eval(arg(2)));
+  FdEntry::Watch w;
+  if (s_.args.size() > 3 && arg(3).kind == Expr::Kind::kStruct) {
+    if (const Expr* e = arg(3).field("events")) w.events = static_cast<uint32_t>(eval(e->items[0]));
+    if (const Expr* d = arg(3).field("fd")) w.data = eval(d->items[0]);
+    else if (const Expr* d2 = arg(3).field("u64")) w.data = eval(d2->items[0]);
+  }
+  if (op == sym::EPOLL_CTL_DEL) {
+    ep.watches.erase(target);
+  } else {
+    // ADD and MOD report a ready socket once, as ep_insert/ep_modify do.
+    auto t = r_.fds_.find(target);
+    if (t != r_.fds_.end()) {
+      w.last_bits = r_.stack_->poll(t->second.sock);
+      r_.stack_->ioctl(t->second.sock, 0x541B, &w.last_inq);
+    }
+    ep.watches[target] = w;
+  }
+  return run(false, [](Time) { return Ret{}; });
+}
+
 void SyscallCtx::epoll_calls() {
   const std::string& n = s_.name;
   if (n == "epoll_create" || n == "epoll_create1") {
@@ -440,28 +531,7 @@ void SyscallCtx::epoll_calls() {
   }
   FdEntry& ep = fd(0);
   if (ep.kind != FdEntry::Kind::kEpoll) fail(fmt::format("{}(): fd is not an epoll fd", n));
-  if (n == "epoll_ctl") {
-    int64_t op = eval(arg(1));
-    int target = static_cast<int>(eval(arg(2)));
-    FdEntry::Watch w;
-    if (s_.args.size() > 3 && arg(3).kind == Expr::Kind::kStruct) {
-      if (const Expr* e = arg(3).field("events")) w.events = static_cast<uint32_t>(eval(e->items[0]));
-      if (const Expr* d = arg(3).field("fd")) w.data = eval(d->items[0]);
-      else if (const Expr* d2 = arg(3).field("u64")) w.data = eval(d2->items[0]);
-    }
-    if (op == sym::EPOLL_CTL_DEL) {
-      ep.watches.erase(target);
-    } else {
-      // ADD and MOD report a ready socket once, as ep_insert/ep_modify do.
-      auto t = r_.fds_.find(target);
-      if (t != r_.fds_.end()) {
-        w.last_bits = r_.stack_->poll(t->second.sock);
-        r_.stack_->ioctl(t->second.sock, 0x541B, &w.last_inq);
-      }
-      ep.watches[target] = w;
-    }
-    return run(false, [](Time) { return Ret{}; });
-  }
+  if (n == "epoll_ctl") return epoll_ctl_call(ep);
   // epoll_wait(epfd, {events=, fd=}, maxevents, timeout)
   int64_t timeout = eval(arg(3));
   int64_t maxevents = eval(arg(2));
