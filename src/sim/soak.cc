@@ -1,0 +1,361 @@
+#include "sim/soak.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/event_loop.h"
+#include "sim/host.h"
+#include "sim/packet.h"
+#include "sim/rng.h"
+
+namespace weir::sim {
+namespace {
+
+constexpr uint16_t kPort = 5001;
+constexpr uint64_t kMaxEvents = 20'000'000;  // a runaway run stops here (and fails)
+
+// Byte `i` of the stream in direction `dir` of run `seed`: a hash of its
+// position, so that a byte delivered twice, dropped or misplaced shows.
+uint8_t stream_byte(uint64_t seed, int dir, uint64_t i) {
+  uint64_t x = (i >> 3) + seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(dir) * 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 29;
+  return static_cast<uint8_t>(x >> ((i & 7) * 8));
+}
+
+// One end of the soak: writes its stream in random sizes, reads the other
+// with random sizes and checks every byte, pauses now and then, and shuts
+// its side down once everything is written.
+class SoakApp final : public App {
+ public:
+  SoakApp(Host& h, const SoakCase& c, int dir, uint64_t to_send, uint64_t to_recv, Rng rng)
+      : h_(h), c_(c), dir_(dir), to_send_(to_send), to_recv_(to_recv), rng_(rng) {}
+
+  void set_socket(SocketId s) { s_ = s; h_.watch(s, this); }
+  void listen_on(SocketId ls) { listener_ = ls; h_.watch(ls, this); }
+  bool done() const { return eof_ && shut_; }
+  const std::string& error() const { return error_; }
+  Duration pauses() const { return paused_total_; }
+  // Where this end is, for a failure report.
+  std::string progress() const {
+    std::string st = "-";
+    if (s_ != kNoSocket)
+      if (auto ti = h_.stack().tcp_info(s_))
+        st = fmt::format("state {} ca {} cwnd {} unacked {} lost {} retrans {} backoff {} rto {}us snd_wnd {} rcv_wnd {}",
+                         ti->tcpi_state, ti->tcpi_ca_state, ti->tcpi_snd_cwnd, ti->tcpi_unacked, ti->tcpi_lost,
+                         ti->tcpi_retrans, ti->tcpi_backoff, ti->tcpi_rto, ti->tcpi_snd_wnd, ti->tcpi_rcv_wnd);
+    return fmt::format("sent {}/{} received {}/{} eof {} [{}]", sent_, to_send_, received_, to_recv_, eof_, st);
+  }
+
+  void on_ready(Time now) override {
+    if (now < paused_until_ || !error_.empty()) return;
+    if (listener_ != kNoSocket && s_ == kNoSocket) accept(now);
+    if (s_ == kNoSocket) return;
+    read_all(now);
+    write_some(now);
+    h_.kick();
+    maybe_pause(now);
+  }
+  void on_event(Time now, uint64_t) override { on_ready(now); }
+
+ private:
+  void accept(Time now) {
+    auto s = h_.stack().accept(now, listener_);
+    if (s) set_socket(*s);
+  }
+  void fail(std::string what) {
+    if (error_.empty()) error_ = fmt::format("{}: {}", dir_ == 0 ? "client" : "server", what);
+  }
+  void read_all(Time now) {
+    std::vector<uint8_t> buf(c_.read_max);
+    while (!eof_) {
+      size_t want = 1 + rng_.below(c_.read_max);
+      auto n = h_.stack().recv(now, s_, std::span(buf.data(), want));
+      if (!n) {
+        if (n.error() != Errc::kAgain) fail(fmt::format("recv: {}", errc_name(n.error())));
+        return;
+      }
+      if (*n == 0) {
+        eof_ = true;
+        if (received_ != to_recv_) fail(fmt::format("EOF after {} of {} bytes", received_, to_recv_));
+        return;
+      }
+      for (size_t i = 0; i < *n; ++i) {
+        if (buf[i] != stream_byte(c_.seed, 1 - dir_, received_ + i)) {
+          fail(fmt::format("byte {} differs", received_ + i));
+          return;
+        }
+      }
+      received_ += *n;
+    }
+  }
+  void write_some(Time now) {
+    std::vector<uint8_t> buf;
+    while (sent_ < to_send_) {
+      uint64_t want = std::min<uint64_t>(1 + rng_.below(c_.write_max), to_send_ - sent_);
+      buf.resize(want);
+      for (uint64_t i = 0; i < want; ++i) buf[i] = stream_byte(c_.seed, dir_, sent_ + i);
+      auto n = h_.stack().send(now, s_, buf);
+      if (!n) {
+        if (n.error() != Errc::kAgain) fail(fmt::format("send: {}", errc_name(n.error())));
+        return;
+      }
+      sent_ += *n;
+    }
+    if (!shut_) {
+      Errc e = h_.stack().shutdown(now, s_, SHUT_WR);
+      if (e != Errc::kOk) fail(fmt::format("shutdown: {}", errc_name(e)));
+      shut_ = true;
+    }
+  }
+  void maybe_pause(Time now) {
+    if (pauses_ >= c_.max_pauses || !rng_.chance(c_.pause_chance)) return;
+    ++pauses_;
+    Duration d = Duration::ns(static_cast<int64_t>(rng_.below(static_cast<uint64_t>(c_.pause_max.ns()) + 1)));
+    paused_until_ = now + d;
+    paused_total_ += d;
+    h_.loop().at(paused_until_, this);
+  }
+
+  Host& h_;
+  const SoakCase& c_;
+  int dir_;
+  uint64_t to_send_, to_recv_;
+  Rng rng_;
+  SocketId s_ = kNoSocket;
+  SocketId listener_ = kNoSocket;
+  uint64_t sent_ = 0, received_ = 0;
+  bool eof_ = false, shut_ = false;
+  std::string error_;
+  Time paused_until_ = Time::zero();
+  uint32_t pauses_ = 0;
+  Duration paused_total_;
+};
+
+// Rate changes: a host's outgoing traffic moves between a fast and a slow
+// copy of its link at random times (what is queued on the old one drains
+// at the old rate, as when a radio link changes its modulation).
+class RateSwitch final : public EventTarget {
+ public:
+  RateSwitch(EventLoop& loop, Host& h, Link& fast, Link& slow, Duration period, Rng rng)
+      : loop_(loop), h_(h), fast_(fast), slow_(slow), period_(period), rng_(rng) {
+    h_.attach(&fast_);
+    schedule();
+  }
+  void on_event(Time, uint64_t) override {
+    on_fast_ = !on_fast_;
+    h_.attach(on_fast_ ? &fast_ : &slow_);
+    schedule();
+  }
+
+ private:
+  void schedule() {
+    // Exponential gaps with mean `period`.
+    double u = std::max(rng_.uniform(), 1e-9);
+    loop_.after(Duration::ns(static_cast<int64_t>(-std::log(u) * static_cast<double>(period_.ns()))), this);
+  }
+  EventLoop& loop_;
+  Host& h_;
+  Link& fast_;
+  Link& slow_;
+  Duration period_;
+  Rng rng_;
+  bool on_fast_ = true;
+};
+
+void pick_impairments(Rng& r, LinkConfig& l) {
+  switch (r.below(3)) {
+    case 0: l.loss = 0; break;
+    case 1: l.loss = r.uniform(0, 0.2); break;
+    default: {  // bursts: mean burst 1/ge_r packets, stationary loss <= 20 %
+      l.loss_model = LossModel::kGilbertElliott;
+      const double target = r.uniform(0, 0.2);
+      l.ge_r = r.uniform(0.2, 0.8);
+      l.ge_loss_good = 0;
+      l.ge_loss_bad = r.uniform(0.5, 1.0);
+      const double bad = target / l.ge_loss_bad;  // fraction of time in the bad state
+      l.ge_p = bad * l.ge_r / (1 - bad);
+      break;
+    }
+  }
+  l.duplicate = r.chance(0.5) ? r.uniform(0, 0.05) : 0;
+  l.corrupt = r.chance(0.5) ? r.uniform(0, 0.02) : 0;
+  l.jitter = r.chance(0.5) ? Duration::us(static_cast<int64_t>(r.below(10000))) : Duration::zero();
+  if (r.chance(0.5)) {
+    l.reorder = r.uniform(0, 0.1);
+    l.reorder_hold = Duration::us(static_cast<int64_t>(1000 + r.below(20000)));
+  }
+  l.queue_packets = static_cast<uint32_t>(50 + r.below(1000));
+}
+
+double stationary_loss(const LinkConfig& l) {
+  if (l.loss_model == LossModel::kBernoulli) return l.loss;
+  double bad = l.ge_p / (l.ge_p + l.ge_r);
+  return bad * l.ge_loss_bad + (1 - bad) * l.ge_loss_good;
+}
+
+// PFTK (Padhye et al. 1998) seconds per segment at loss p.
+double pftk_seg_s(double p, double rtt_s, double rto_s) {
+  if (p <= 0) return 0;
+  return rtt_s * std::sqrt(2 * p / 3) + rto_s * std::min(1.0, 3 * std::sqrt(3 * p / 8)) * p * (1 + 32 * p * p);
+}
+
+}  // namespace
+
+SoakCase make_soak_case(uint64_t seed) {
+  SoakCase c;
+  c.seed = seed;
+  Rng r(seed * 0x2545f4914f6cdd1dull + 17);
+  c.bytes_ab = (1u << 20) + r.below(256 * 1024);
+  c.bytes_ba = (1u << 20) + r.below(256 * 1024);
+  Duration delay = Duration::us(static_cast<int64_t>(500 + r.below(50000)));
+  c.fwd.delay = c.rev.delay = delay;
+  c.fwd.rate_bps = 5'000'000 + r.below(95'000'000);
+  c.rev.rate_bps = 5'000'000 + r.below(95'000'000);
+  c.rate_lo_bps = std::max<uint64_t>(2'000'000, std::min(c.fwd.rate_bps, c.rev.rate_bps) / (2 + r.below(8)));
+  c.rate_period = Duration::ms(static_cast<int64_t>(50 + r.below(2000)));
+  pick_impairments(r, c.fwd);
+  pick_impairments(r, c.rev);
+  c.sack = r.chance(0.5);
+  c.timestamps = r.chance(0.5);
+  c.wscale = r.chance(0.5);
+  c.write_max = static_cast<uint32_t>(1 + r.below(r.chance(0.3) ? 2000 : 100000));
+  c.read_max = static_cast<uint32_t>(1 + r.below(r.chance(0.3) ? 2000 : 100000));
+  c.pause_chance = r.chance(0.5) ? r.uniform(0, 0.05) : 0;
+  c.pause_max = Duration::ms(static_cast<int64_t>(r.below(200)));
+  c.max_pauses = 20;
+  c.bound = soak_bound(c);
+  return c;
+}
+
+Duration soak_bound(const SoakCase& c) {
+  double p = std::max(stationary_loss(c.fwd) + c.fwd.corrupt, stationary_loss(c.rev) + c.rev.corrupt);
+  double rtt = 2 * (c.fwd.delay.secs() + std::max(c.fwd.jitter, c.rev.jitter).secs());
+  double ser = static_cast<double>(c.bytes_ab + c.bytes_ba) * 8 * 1.1 / static_cast<double>(c.rate_lo_bps);
+  double n = static_cast<double>(std::max(c.bytes_ab, c.bytes_ba)) / 1448;
+  double pauses = 2 * c.max_pauses * c.pause_max.secs();
+  double s = 10 + pauses + 4 * (ser + n * pftk_seg_s(p, rtt, 1.0));
+  return Duration::ns(static_cast<int64_t>(s * 1e9));
+}
+
+std::string SoakCase::describe() const {
+  auto link = [](const LinkConfig& l) {
+    return fmt::format("{:.0f}Mbit {}ms loss {} {:.3f} dup {:.3f} corrupt {:.3f} jitter {}us reorder {:.3f} q {}",
+                       static_cast<double>(l.rate_bps) / 1e6, l.delay.ms(),
+                       l.loss_model == LossModel::kBernoulli ? "bern" : "ge", stationary_loss(l), l.duplicate,
+                       l.corrupt, l.jitter.us(), l.reorder, l.queue_packets);
+  };
+  return fmt::format("seed {}: {}+{} bytes; fwd [{}]; rev [{}]; low rate {:.1f}Mbit every ~{}ms; sack {} ts {} ws {}; "
+                     "write<={} read<={} pause {:.3f}x{}ms; bound {:.1f}s",
+                     seed, bytes_ab, bytes_ba, link(fwd), link(rev), static_cast<double>(rate_lo_bps) / 1e6,
+                     rate_period.ms(), sack, timestamps, wscale, write_max, read_max, pause_chance, pause_max.ms(),
+                     bound.secs());
+}
+
+namespace {
+
+StackConfig soak_stack(const SoakCase& c, uint64_t salt) {
+  StackConfig cfg;
+  cfg.tcp_sack = c.sack;
+  cfg.tcp_timestamps = c.timestamps;
+  cfg.tcp_window_scaling = c.wscale;
+  cfg.secret = c.seed * 0x9e3779b97f4a7c15ull + salt;
+  return cfg;
+}
+
+LinkConfig slow_copy(const LinkConfig& l, uint64_t rate) {
+  LinkConfig s = l;
+  s.rate_bps = rate;
+  return s;
+}
+
+struct SoakWorld {
+  EventLoop loop;
+  PacketPool pool;
+  std::unique_ptr<Host> a, b;
+  std::unique_ptr<Link> fwd_fast, fwd_slow, rev_fast, rev_slow;
+  std::unique_ptr<RateSwitch> sw_a, sw_b;
+  std::unique_ptr<SoakApp> app_a, app_b;
+};
+
+void build(SoakWorld& w, const SoakCase& c) {
+  Rng r(c.seed ^ 0x5eed5eed5eedull);
+  const IpAddr ia = IpAddr::v4(10, 0, 0, 1), ib = IpAddr::v4(10, 0, 0, 2);
+  w.a = std::make_unique<Host>(w.loop, w.pool, "client", ia, soak_stack(c, 1), 1500, nullptr, false);
+  w.b = std::make_unique<Host>(w.loop, w.pool, "server", ib, soak_stack(c, 2), 1500, nullptr, false);
+  w.fwd_fast = std::make_unique<Link>("fwd", c.fwd, w.loop, w.pool, r.fork(1));
+  w.fwd_slow = std::make_unique<Link>("fwd-slow", slow_copy(c.fwd, c.rate_lo_bps), w.loop, w.pool, r.fork(2));
+  w.rev_fast = std::make_unique<Link>("rev", c.rev, w.loop, w.pool, r.fork(3));
+  w.rev_slow = std::make_unique<Link>("rev-slow", slow_copy(c.rev, c.rate_lo_bps), w.loop, w.pool, r.fork(4));
+  w.fwd_fast->connect(w.b.get());
+  w.fwd_slow->connect(w.b.get());
+  w.rev_fast->connect(w.a.get());
+  w.rev_slow->connect(w.a.get());
+  w.sw_a = std::make_unique<RateSwitch>(w.loop, *w.a, *w.fwd_fast, *w.fwd_slow, c.rate_period, r.fork(5));
+  w.sw_b = std::make_unique<RateSwitch>(w.loop, *w.b, *w.rev_fast, *w.rev_slow, c.rate_period, r.fork(6));
+  w.app_a = std::make_unique<SoakApp>(*w.a, c, 0, c.bytes_ab, c.bytes_ba, r.fork(7));
+  w.app_b = std::make_unique<SoakApp>(*w.b, c, 1, c.bytes_ba, c.bytes_ab, r.fork(8));
+}
+
+std::string open(SoakWorld& w) {
+  Stack& sb = w.b->stack();
+  auto ls = sb.socket();
+  if (!ls || sb.bind(*ls, Endpoint{w.b->addr(), kPort}) != Errc::kOk || sb.listen(w.loop.now(), *ls, 16) != Errc::kOk)
+    return "server listen failed";
+  w.app_b->listen_on(*ls);
+  Stack& sa = w.a->stack();
+  auto s = sa.socket();
+  if (!s) return "client socket failed";
+  w.app_a->set_socket(*s);
+  if (sa.connect(w.loop.now(), *s, Endpoint{w.b->addr(), kPort}) != Errc::kInProgress) return "connect failed";
+  w.a->kick();
+  w.b->kick();
+  return {};
+}
+
+}  // namespace
+
+SoakResult run_soak(const SoakCase& c) {
+  SoakResult res;
+  res.seed = c.seed;
+  res.bound = c.bound;
+  SoakWorld w;
+  build(w, c);
+  if (std::string e = open(w); !e.empty()) {
+    res.error = e;
+    return res;
+  }
+  const Time start = w.loop.now(), limit = start + c.bound;
+  auto finished = [&] { return w.app_a->done() && w.app_b->done(); };
+  auto failed = [&] { return !w.app_a->error().empty() || !w.app_b->error().empty(); };
+  while (!finished() && !failed() && w.loop.next_time() <= limit && w.loop.events_run() < kMaxEvents &&
+         !w.a->stalled() && !w.b->stalled()) {
+    w.loop.step();
+  }
+  res.elapsed = w.loop.now() - start;
+  res.events = w.loop.events_run();
+  res.packets = w.fwd_fast->stats().packets_in + w.fwd_slow->stats().packets_in + w.rev_fast->stats().packets_in +
+                w.rev_slow->stats().packets_in;
+  for (Host* h : {w.a.get(), w.b.get()}) {
+    for (SocketId s = 1; s < 8; ++s)
+      if (auto ti = h->stack().tcp_info(s)) res.retrans += ti->tcpi_total_retrans;
+  }
+  if (!w.app_a->error().empty()) res.error = w.app_a->error();
+  else if (!w.app_b->error().empty()) res.error = w.app_b->error();
+  else if (w.a->stalled() || w.b->stalled()) res.error = "a stack stalled the event loop";
+  else if (!finished())
+    res.error = fmt::format("not finished after {:.1f}s (bound {:.1f}s, {} events); client {}; server {}",
+                            res.elapsed.secs(), c.bound.secs(), res.events, w.app_a->progress(),
+                            w.app_b->progress());
+  res.ok = res.error.empty();
+  return res;
+}
+
+}  // namespace weir::sim

@@ -1,0 +1,70 @@
+// The randomized integrity soak (issue 9): one seed picks a hostile but
+// legal path (loss 0-20 % Bernoulli or in bursts, reordering, duplication,
+// corruption, jitter, rate changes), a set of negotiated options (SACK,
+// timestamps, window scaling each on or off) and application behaviour
+// (random read/write sizes and pauses); two weir hosts then move >= 1 MB each
+// way over it. A run passes when both streams arrive byte-exact and end with
+// a FIN, no socket errors, and the transfer finishes within the time bound
+// derived from the link (soak_bound(), documented in docs/reliability.md).
+// The scoreboard invariant checker runs after every ACK in builds without
+// NDEBUG or with WEIR_SCOREBOARD_CHECKS (it aborts on a broken invariant).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/link.h"
+#include "weir/time.h"
+
+namespace weir::sim {
+
+struct SoakCase {
+  uint64_t seed = 1;
+  uint64_t bytes_ab = 0;  // client -> server
+  uint64_t bytes_ba = 0;  // server -> client
+  LinkConfig fwd;         // client -> server (rate_bps: the high rate)
+  LinkConfig rev;
+  uint64_t rate_lo_bps = 0;     // each direction alternates between rate_lo and fwd/rev.rate_bps
+  Duration rate_period;         // mean time between rate changes
+  bool sack = true;
+  bool timestamps = true;
+  bool wscale = true;
+  uint32_t write_max = 65536;   // app write sizes: uniform in [1, write_max]
+  uint32_t read_max = 65536;    // app read sizes: uniform in [1, read_max]
+  double pause_chance = 0;      // per app wake-up
+  Duration pause_max;           // a pause lasts uniform [0, pause_max]
+  uint32_t max_pauses = 0;      // per app
+  Duration bound;               // soak_bound(*this)
+  // One line: what the seed chose.
+  std::string describe() const;
+};
+
+// Everything a seed decides. Pure function of the seed.
+SoakCase make_soak_case(uint64_t seed);
+
+// The time a run may take, from its link:
+//   bound = 10 s + P + 4 * (S + N * t_seg)
+// S: serialisation of both streams at the low rate with 10 % header overhead;
+// N: data segments of the larger stream (MSS 1448);
+// t_seg: the PFTK per-segment time at the effective loss rate p
+//        (loss + corruption, Gilbert-Elliott at its stationary rate) with
+//        RTT = 2 * (delay + jitter) and RTO 1 s (Linux's initial and the
+//        value a lossy SYN exchange leaves): RTT*sqrt(2p/3) +
+//        RTO*min(1, 3*sqrt(3p/8))*p*(1 + 32p^2);
+// P: the longest total application pause.
+Duration soak_bound(const SoakCase& c);
+
+struct SoakResult {
+  uint64_t seed = 0;
+  bool ok = false;
+  std::string error;        // empty when ok
+  Duration elapsed;         // virtual time from connect to both FINs read
+  Duration bound;
+  uint64_t packets = 0;     // packets offered to links
+  uint64_t events = 0;
+  uint64_t retrans = 0;     // both senders' tcpi_total_retrans
+};
+
+SoakResult run_soak(const SoakCase& c);
+
+}  // namespace weir::sim
