@@ -124,6 +124,9 @@ bool StackImpl::input_listener(Time now, Socket& ls, const FourTuple& t, const t
     return false;  // "Any acknowledgment is bad": <SEQ=SEG.ACK><CTL=RST>
   }
   if (!seg.h.has(SYN)) return true;  // "drop the segment and return"
+  // Linux tcp_rcv_state_process (LISTEN): SYN+FIN is never a real open
+  // (a scan or a crafted packet): dropped, no SYN-ACK (TCP_FLAGS).
+  if (seg.h.has(FIN)) return true;
   listener_syn(now, ls, t, seg);
   return true;
 }
