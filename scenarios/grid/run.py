@@ -44,7 +44,7 @@ def duration_s(rate, rtt):
     return round(max(2.0, rounds * rtt / 1e3 + 1.0), 2)
 
 
-def run_cell(weir, base, out, algo, rate, rtt, buf):
+def run_cell(weir, base, out, algo, rate, rtt, buf, collect=False):
     bdp = bdp_packets(rate, rtt)
     queue = max(4, int(round(bdp * buf)))
     dur = duration_s(rate, rtt)
@@ -59,18 +59,37 @@ def run_cell(weir, base, out, algo, rate, rtt, buf):
     cmd = [weir, "sim", base, "--json", "--out", d]
     for s in sets:
         cmd += ["--set", s]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode not in (0, 1):
-        return {"algo": algo, "rate": rate, "rtt": rtt, "buf": buf, "error": p.stderr.strip()[:200]}
+    if collect:  # --collect: only read what earlier (maybe interrupted) runs left
+        if not os.path.exists(os.path.join(d, "flow1", "timeseries.csv")):
+            return {"algo": algo, "rate": rate, "rtt": rtt, "buf": buf, "error": "not run"}
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode not in (0, 1):
+            return {"algo": algo, "rate": rate, "rtt": rtt, "buf": buf, "error": p.stderr.strip()[:200]}
     m = json.load(open(os.path.join(d, "summary.json")))["runs"][0]["metrics"]
-    exit_t, exit_cwnd, ss_retx = None, 0, 0
+    # Losses in slow start: the retransmissions of the loss episode that
+    # ended slow start, or of one starting within two SRTTs after a detector
+    # ended it (data still in flight from slow start); counted until the
+    # connection is back in Open. (Send events are not in the time series.)
+    exit_t, exit_cwnd, ss_retx, horizon, episode, done = None, 0, 0, None, False, False
     with open(os.path.join(d, "flow1", "timeseries.csv")) as f:
         for row in csv.DictReader(f):
+            t = float(row["time_s"])
             if exit_t is None and 0 < int(row["ssthresh"]) < HUGE_SSTHRESH:
-                exit_t = float(row["time_s"])
+                exit_t = t
                 exit_cwnd = max(int(row["cwnd"]), int(row["ssthresh"]))
-            if exit_t is None and int(row["event"]) == RETRANSMIT_EVENT:
-                ss_retx += 1
+                horizon = t + 2 * int(row["srtt_us"]) / 1e6
+            if exit_t is None or done:
+                continue
+            if row["ca_state"] != "Open":
+                if not episode and t > horizon:
+                    done = True
+                    continue
+                episode = True
+                if int(row["event"]) == RETRANSMIT_EVENT:
+                    ss_retx += 1
+            elif episode:
+                done = True
     hy = m.get("flow.1.hystart_exit_cwnd", 0)
     if hy:
         exit_cwnd = hy
@@ -146,6 +165,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rates", default=",".join(map(str, RATES)))
     ap.add_argument("--algos", default=",".join(ALGOS))
+    ap.add_argument("--collect", action="store_true", help="tabulate existing outputs, run nothing")
     ap.add_argument("--md")
     ap.add_argument("--svg")
     a = ap.parse_args()
@@ -153,7 +173,7 @@ def main():
     algos = a.algos.split(",")
     cells = [(al, ra, rt, bu) for ra in rates for rt in RTTS for bu in BUFFERS for al in algos]
     with cf.ThreadPoolExecutor(a.jobs) as ex:
-        rows = list(ex.map(lambda c: run_cell(a.weir, a.base, a.out, *c), cells))
+        rows = list(ex.map(lambda c: run_cell(a.weir, a.base, a.out, *c, collect=a.collect), cells))
     rows.sort(key=lambda r: (list(ALGOS).index(r["algo"]), r["rate"], r["rtt"], r["buf"]))
     json.dump(rows, open(os.path.join(a.out, "grid.json"), "w"), indent=1)
     md = table(rows)
