@@ -33,7 +33,15 @@ ab, ba = j["a_to_b"], j["b_to_a"]
 assert ab["delivered"] > 1000 and ba["delivered"] > 7000, (ab["delivered"], ba["delivered"])
 assert ba["drop_loss"] > 0, "0.5% loss configured but nothing lost"
 assert ab["timing"]["samples"] == ab["delivered"]
-print("timing within 50us: a->b %.2f%%  b->a %.2f%%" % (100*ab["timing"]["within_50us"], 100*ba["timing"]["within_50us"]))
+# Timing: the target is every departure within 50 us; on the shared
+# 2-core CI machine (other builds running) the measured mean lateness was
+# 4-12 ms (docs/performance.md). The bound catches an emulator that stops
+# honouring its departure times (e.g. only flushing when a packet arrives),
+# not one that is merely descheduled.
+for d in (ab, ba):
+    assert d["timing"]["mean_us"] < 50000, "mean lateness %.0f us" % d["timing"]["mean_us"]
+    assert d["timing"]["p99_bound_us"] < 1000000, "p99 lateness over 1 s"
+print("timing within 50us: a->b %.2f%%  b->a %.2f%%; mean lateness %.0f / %.0f us, p99 under %s / %s us" % (100*ab["timing"]["within_50us"], 100*ba["timing"]["within_50us"], ab["timing"]["mean_us"], ba["timing"]["mean_us"], ab["timing"]["p99_bound_us"], ba["timing"]["p99_bound_us"]))
 P
 cat "$WORK/emu.log"
 echo PASS
