@@ -58,6 +58,7 @@ struct StackConfig {
   int tcp_pacing_ss_ratio = 200;
   int tcp_pacing_ca_ratio = 120;
   int tcp_tso_win_divisor = 3;
+  uint32_t tcp_min_tso_segs = 2;  // the smallest burst tcp_tso_autosize chooses
   uint32_t tcp_notsent_lowat = 0xffffffff;
   uint32_t tcp_limit_output_bytes = 1048576;
   int tcp_challenge_ack_limit = 1000;  // per second, global

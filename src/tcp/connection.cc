@@ -196,6 +196,7 @@ Errc Connection::open_active(Time now, const FourTuple& t) {
   snd_.nxt = snd_.iss;
   snd_max_ = snd_.iss;
   write_seq_ = snd_.iss + 1;
+  pushed_seq_ = write_seq_;
   snd_sml_ = snd_.iss;
   ts_offset_ = timestamp_offset(cfg.secret, t);
   peer_mss_ = 536;
@@ -220,6 +221,7 @@ void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn
   snd_.nxt = snd_.iss;
   snd_max_ = snd_.iss;
   write_seq_ = snd_.iss + 1;
+  pushed_seq_ = write_seq_;
   snd_sml_ = snd_.iss;
   ts_offset_ = timestamp_offset(cfg.secret, t);
   parse_syn_options(syn.h.options);
@@ -253,6 +255,7 @@ void Connection::open_from_cookie(Time now, const FourTuple& t, const InSegment&
   snd_.nxt = ack.h.ack;
   snd_max_ = snd_.nxt;
   write_seq_ = snd_.nxt;
+  pushed_seq_ = write_seq_;
   snd_sml_ = snd_.nxt;
   ts_offset_ = timestamp_offset(cfg.secret, t);
   ts_ok_ = co.ts_ok && ack.h.options.ts.has_value();
@@ -307,6 +310,7 @@ void Connection::done(Time now, Errc err) {
   rd_shut_ = true;
   wr_shut_ = true;
   sndq_.clear();
+  chunks_.clear();
   set_state(now, State::kClosed);
 }
 
@@ -330,11 +334,12 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
   if (data.empty()) return size_t{0};
   const size_t n = sndq_.append(data, sndbuf_limit());
   if (n == 0) return Unexpected(Errc::kAgain);
+  const bool partial = n < data.size();
   // Linux tcp_skb_entail -> tcp_slow_start_after_idle_check (RFC 5681 §4.1).
   cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
                                   env_.cfg().tcp_slow_start_after_idle != 0, now);
-  write_seq_ += static_cast<uint32_t>(n);
-  push(now, (flags & MSG_MORE) != 0);
+  queue_write(static_cast<uint32_t>(n), flags, partial);
+  push(now, (flags & MSG_MORE) != 0 && !partial);
   if (!writable()) events_ |= conn_event::kReadiness;
   return n;
 }

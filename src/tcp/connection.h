@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -191,8 +192,16 @@ class Connection {
   void send_ack(Time now);
   void send_rst(Time now, Seq32 seq);
   void push(Time now, bool forced);  // tcp_push_pending_frames
-  bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp = false);
-  bool send_new_data(Time now, uint32_t mss, bool nagle_push);
+  bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp = false,
+                std::optional<bool> psh = std::nullopt);
+  bool send_burst(Time now, uint32_t mss, bool more);
+  uint32_t tso_segs() const;
+  uint32_t size_goal() const;
+  void queue_write(uint32_t n, int flags, bool partial);
+  void prune_chunks();
+  bool forced_push(Seq32 seq) const;
+  size_t chunk_index(Seq32 seq) const;  // the chunk holding byte `seq`, or chunks_.size()
+  bool psh_end(Seq32 end) const;        // a PSH-marked chunk ends at `end`
   uint32_t usable_window() const;
   bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
   bool retransmit_head(Time now);
@@ -245,7 +254,20 @@ class Connection {
   bool fin_queued_ = false;  // the FIN follows write_seq
   bool syn_data_ = false;
   bool synchronized_rcv_ = false;
-  bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once  // the receiver knows IRS (its on_syn ran)
+  bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once
+
+  // The write queue's chunks as Linux cuts it into skbs (tcp_sendmsg_locked):
+  // where each ends, whether it carries PSH (tcp_mark_push) and whether it is
+  // closed to more data (MSG_EOR). Segments never span two chunks. Covers
+  // [SND.UNA, write_seq); bounded by kMaxChunks (the oldest merge).
+  struct Chunk {
+    Seq32 end;
+    bool psh = false;
+    bool eor = false;
+  };
+  static constexpr size_t kMaxChunks = 4096;
+  std::deque<Chunk> chunks_;
+  Seq32 pushed_seq_;  // Linux pushed_seq: write_seq at the last PSH mark
 
   Receiver rcv_;
   Scoreboard sb_;

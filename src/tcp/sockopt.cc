@@ -179,7 +179,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_KEEPCNT: return put_int(val, len, keepalive_probes());
     case TCP_USER_TIMEOUT: return put_int(val, len, static_cast<int>(opts_.user_timeout_ms));
     case TCP_NOTSENT_LOWAT:
-      return put_int(val, len, static_cast<int>(opts_.notsent_lowat ? opts_.notsent_lowat : env_.cfg().tcp_notsent_lowat));
+      return put_int(val, len, static_cast<int>(opts_.notsent_lowat));  // Linux: tp->notsent_lowat, 0 = the sysctl
     case TCP_SYNCNT: return put_int(val, len, opts_.syncnt ? opts_.syncnt : env_.cfg().tcp_syn_retries);
     case TCP_CONGESTION: {
       char name_buf[16] = {};  // Linux TCP_CA_NAME_MAX

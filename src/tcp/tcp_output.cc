@@ -4,6 +4,8 @@
 #include <array>
 #include <vector>
 
+#include <sys/socket.h>
+
 #include "tcp/connection.h"
 
 namespace weir::tcp {
@@ -117,7 +119,11 @@ bool Connection::nagle_allows(uint32_t len, uint32_t mss, bool more) const {
 }
 
 // Sends [seq, seq+len) (and the FIN if `fin`). Returns false if nothing was sent.
-bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp) {
+// PSH: the caller's choice for a burst of new data; otherwise a retransmission
+// carries it where a PSH-marked chunk ends (Linux tcp_fragment leaves PSH on
+// the tail piece) and a lone new segment where its chunk is marked.
+bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp,
+                          std::optional<bool> psh) {
   const uint32_t offset = seq_len(snd_.una, seq);
   if (offset + len > sndq_.size()) len = sndq_.size() > offset ? static_cast<uint32_t>(sndq_.size() - offset) : 0;
   std::vector<uint8_t>& buf = scratch(len);
@@ -125,7 +131,13 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   const Seq32 end = seq + len;
   uint8_t flags = ACK;
   if (fin) flags |= FIN;
-  if (len > 0 && end == write_seq_) flags |= PSH;  // the end of what was written (Linux tcp_mark_push)
+  if (len > 0) {
+    if (!psh) {
+      const size_t i = chunk_index(seq);
+      psh = retransmit ? psh_end(end) : (i < chunks_.size() && chunks_[i].psh);
+    }
+    if (*psh) flags |= PSH;
+  }
   wire::TcpHeader h = header(flags, seq);
   add_ts(h, now);
   const bool was_idle = sb_.packets_out() == 0;
@@ -174,22 +186,75 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   return true;
 }
 
-// One step of Linux tcp_write_xmit: the next new segment if the congestion
-// window, the peer's window and Nagle all allow it.
-bool Connection::send_new_data(Time now, uint32_t mss, bool more) {
+// Linux tcp_tso_autosize: a burst is about 1 ms of the pacing rate
+// (sk_pacing_shift 10), plus gso_max_size >> (min_rtt >> tcp_tso_rtt_log) on
+// short paths, and at least tcp_min_tso_segs (2) segments.
+uint32_t Connection::tso_segs() const {
+  const StackConfig& cfg = env_.cfg();
+  const uint32_t mss = std::max<uint32_t>(mss_cache_, 1);
+  uint64_t rate = ccs_.pacing_rate;
+  if (rate == 0) {
+    // tcp_update_pacing_rate before the cc has run: cwnd * mss / srtt at the
+    // slow-start ratio; no RTT yet means no limit (sk_pacing_rate = ~0).
+    if (!rtt_.has_sample() || rtt_.srtt_us() == 0) return 0xffff;
+    rate = uint64_t{mss} * ccs_.snd_cwnd * 1000000u * static_cast<uint64_t>(cfg.tcp_pacing_ss_ratio) / 100 /
+           rtt_.srtt_us();
+  }
+  uint64_t bytes = rate >> ccs_.pacing_shift;
+  const Duration min_rtt = rtt_.min_rtt();
+  if (min_rtt != Duration::infinite()) {
+    const uint64_t r = static_cast<uint64_t>(std::max<int64_t>(min_rtt.us(), 0)) >> 9;  // tcp_tso_rtt_log
+    if (r < 32) bytes += uint64_t{65536} >> r;
+  }
+  const uint64_t segs = std::max<uint64_t>(bytes / mss, cfg.tcp_min_tso_segs);
+  return static_cast<uint32_t>(std::min<uint64_t>(segs, 0xffff));
+}
+
+// One Linux tcp_write_xmit iteration: a burst of new segments from one chunk,
+// at most tcp_tso_autosize segments and (tcp_cwnd_test) half the congestion
+// window, each allowed by the peer's window and Nagle. The burst's last
+// segment carries PSH when its chunk is marked: a burst cut short by cwnd ends
+// with PSH as Linux's TSO pieces do (gtests eor/, nagle/https_client).
+bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
   const bool fin_pending = fin_queued_ && snd_max_ != write_seq_ + 1 && snd_.nxt == write_seq_;
   if (unsent == 0 && !fin_pending) return false;
   // RFC 5681 §3.1: at most cwnd packets in flight.
-  if (sb_.in_flight() >= ccs_.snd_cwnd) return false;
+  const uint32_t in_flight = sb_.in_flight();
+  if (in_flight >= ccs_.snd_cwnd) return false;
   if (pacer_.hold(ccs_, now)) return false;  // Linux tcp_pacing_check
-  const uint32_t len = std::min(unsent, mss);
-  const bool fin = fin_queued_ && snd_.nxt + len == write_seq_;
-  // RFC 9293 §3.8.6.2.1: never beyond snd.una + snd.wnd; a retreated edge
-  // leaves zero room and the sender waits (seed 000).
-  if (len + (fin ? 1 : 0) > usable_window()) return false;
-  if (!fin && !nagle_allows(len, mss, more)) return false;
-  return send_one(now, snd_.nxt, len, fin, false);
+  uint32_t quota = std::min(std::max<uint32_t>(ccs_.snd_cwnd >> 1, 1), ccs_.snd_cwnd - in_flight);
+  quota = std::min(quota, tso_segs());
+  const size_t ci = chunk_index(snd_.nxt);
+  const Seq32 chunk_end = ci < chunks_.size() ? chunks_[ci].end : write_seq_;
+  const bool chunk_psh = ci < chunks_.size() && chunks_[ci].psh;
+  // Dry run: how many segments go out, so the last one can carry PSH.
+  struct Piece { uint32_t len; bool fin; };
+  std::array<Piece, 64> pieces{};
+  size_t n = 0;
+  Seq32 pos = snd_.nxt;
+  uint32_t room = usable_window();
+  while (n < quota && n < pieces.size()) {
+    const uint32_t len = std::min(seq_len(pos, chunk_end), mss);
+    const bool fin = fin_queued_ && pos + len == write_seq_;
+    if (len == 0 && !fin) break;
+    // RFC 9293 §3.8.6.2.1: never beyond snd.una + snd.wnd; a retreated edge
+    // leaves zero room and the sender waits (seed 000).
+    if (len + (fin ? 1 : 0) > room) break;
+    // Linux tcp_write_xmit applies Nagle to the queue's last skb only; a
+    // chunk closed before the tail goes out whole (TCP_NAGLE_PUSH).
+    if (!fin && chunk_end == write_seq_ && !nagle_allows(len, mss, more)) break;
+    pieces[n++] = Piece{len, fin};
+    room -= len;
+    pos += len;
+    if (fin || len < mss) break;
+  }
+  if (n == 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, chunk_psh && i + 1 == n && (ca_state_ == CaState::Open || pos == chunk_end)))
+      return i > 0;
+  }
+  return true;
 }
 
 // Linux tcp_push_pending_frames: retransmissions of marked losses first,
@@ -197,10 +262,11 @@ bool Connection::send_new_data(Time now, uint32_t mss, bool more) {
 // window, the persist timer probes it (RFC 9293 §3.8.6.1).
 void Connection::push(Time now, bool more) {
   if (!synchronized() || state_ == State::kTimeWait) return;
+  prune_chunks();
   if (sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
   const uint32_t mss = mss_cache_;
   bool sent_new = false;
-  while (send_new_data(now, mss, more)) sent_new = true;
+  while (send_burst(now, mss, more)) sent_new = true;
   push_once_ = false;
   if (sent_new) set_xmit_timer(now, true);
   validate_cwnd(now, sent_new);
@@ -257,6 +323,94 @@ void Connection::retransmit_lost(Time now) {
     from = e.seq.begin + len;
     if (!send_one(now, e.seq.begin, len, fin, true)) break;
   }
+}
+
+
+// ---- the write queue's chunks (Linux skbs, as far as PSH needs them) ----
+
+// Linux tcp_xmit_size_goal: an skb holds up to a GSO frame (64 KB less
+// headers) in whole segments, bounded by half the largest window the peer
+// offered (tcp_bound_to_half_wnd), and at least one segment.
+uint32_t Connection::size_goal() const {
+  const uint32_t mss = std::max<uint32_t>(mss_cache_, 1);
+  uint32_t goal = 65536 - 1 - 320;  // sk_gso_max_size - 1 - MAX_TCP_HEADER
+  if (snd_.max_wnd) {
+    const uint32_t cutoff = snd_.max_wnd > 536 ? snd_.max_wnd / 2 : snd_.max_wnd;
+    if (goal > cutoff) goal = std::max<uint32_t>(cutoff, 68 - 20 - tcp_options_size());
+  }
+  return std::max(mss, goal / mss * mss);
+}
+
+// Linux forced_push(): more than half the peer's largest window was written
+// since the last PSH.
+bool Connection::forced_push(Seq32 seq) const { return seq > pushed_seq_ + (snd_.max_wnd >> 1); }
+
+void Connection::prune_chunks() {
+  while (!chunks_.empty() && chunks_.front().end <= snd_.una) chunks_.pop_front();
+  while (chunks_.size() > kMaxChunks) {  // bounded: the two oldest become one
+    const Chunk first = chunks_.front();
+    chunks_.pop_front();
+    chunks_.front().psh = chunks_.front().psh || first.psh;
+  }
+}
+
+size_t Connection::chunk_index(Seq32 seq) const {
+  // Searched from the back: the unsent chunks are the last few.
+  size_t i = chunks_.size();
+  while (i > 0 && chunks_[i - 1].end > seq) --i;
+  return i;
+}
+
+bool Connection::psh_end(Seq32 end) const {
+  const size_t i = chunk_index(end - 1);
+  return i < chunks_.size() && chunks_[i].end == end && chunks_[i].psh;
+}
+
+// Linux tcp_sendmsg_locked's queueing of `n` new bytes (already in sndq_):
+// they fill the unsent tail chunk up to size_goal unless it is closed by
+// MSG_EOR (the first byte into it clears its PSH), then new chunks; a full
+// chunk is marked when forced_push() holds; the write's last chunk is marked
+// (tcp_push -> tcp_mark_push) unless MSG_MORE, and always when the buffer
+// filled up (wait_for_space pushes without MSG_MORE).
+void Connection::queue_write(uint32_t n, int flags, bool partial) {
+  prune_chunks();
+  const uint32_t goal = size_goal();
+  Seq32 pos = write_seq_;
+  bool first = true;
+  while (n > 0) {
+    Chunk* tail = chunks_.empty() ? nullptr : &chunks_.back();
+    const Seq32 tail_start = chunks_.size() >= 2 ? chunks_[chunks_.size() - 2].end : snd_.una;
+    const Seq32 unsent_from = seq_max(tail_start, snd_.nxt);
+    uint32_t copy = 0;
+    if (tail && !tail->eor && tail->end > snd_.nxt && seq_len(unsent_from, tail->end) < goal) {
+      if (tail_start < snd_.nxt) {  // the sent part was split off (tso_fragment)
+        chunks_.insert(chunks_.end() - 1, Chunk{snd_.nxt, tail->psh, false});
+        tail = &chunks_.back();
+      }
+      if (first) tail->psh = false;
+      copy = std::min(n, goal - seq_len(seq_max(tail_start, snd_.nxt), tail->end));
+      tail->end += copy;
+    } else {
+      copy = std::min(n, goal);
+      chunks_.push_back(Chunk{pos + copy, false, false});
+      tail = &chunks_.back();
+    }
+    pos += copy;
+    n -= copy;
+    first = false;
+    if (n > 0 && forced_push(pos)) {
+      tail->psh = true;
+      pushed_seq_ = pos;
+    }
+  }
+  write_seq_ = pos;
+  if (chunks_.empty()) return;
+  if (partial || !(flags & MSG_MORE) || forced_push(write_seq_)) {
+    chunks_.back().psh = true;
+    pushed_seq_ = write_seq_;
+  }
+  if (flags & MSG_EOR) chunks_.back().eor = true;
+  prune_chunks();
 }
 
 }  // namespace weir::tcp

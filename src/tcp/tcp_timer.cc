@@ -272,8 +272,13 @@ void Connection::send_probe(Time now) {
   const uint32_t room = usable_window();
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
   if (room > 0 && unsent > 0) {
-    const uint32_t len = std::min({room, unsent, mss_cache_});
-    send_one(now, snd_.nxt, len, false, false);
+    // A probe never spans two chunks and always carries PSH (Linux
+    // tcp_write_wakeup sets TCPHDR_PSH): this is how corked or MSG_MORE data
+    // leaves after max(RTO, 200 ms) with nothing in flight.
+    const size_t ci = chunk_index(snd_.nxt);
+    const uint32_t to_end = ci < chunks_.size() ? seq_len(snd_.nxt, chunks_[ci].end) : unsent;
+    const uint32_t len = std::min({room, unsent, mss_cache_, std::max<uint32_t>(to_end, 1)});
+    send_one(now, snd_.nxt, len, false, false, false, true);
     return;
   }
   wire::TcpHeader h = header(ACK, snd_.una - 1);

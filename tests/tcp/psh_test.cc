@@ -1,0 +1,132 @@
+// PSH marking as Linux does it (tcp_sendmsg_locked: tcp_mark_push at the end
+// of a write unless MSG_MORE, forced_push after half a window, MSG_EOR closes
+// a chunk; tcp_write_wakeup sets PSH on a probe), and Nagle applying to the
+// last chunk of the queue only.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "tcp/harness_helper.h"
+
+namespace weir::test {
+namespace {
+
+using namespace wire::tcp_flag;
+
+std::span<const uint8_t> int_opt(const int& v) {
+  return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
+}
+
+std::vector<uint8_t> bytes(size_t n) { return std::vector<uint8_t>(n, 0x62); }
+
+TEST(Psh, MsgMoreDataFlushedByNodelayCarriesNoPsh) {
+  Harness t;
+  SocketId s = t.passive_open();
+  auto d = bytes(40);
+  t.stack().send(t.now(), s, d, MSG_MORE);
+  t.stack().send(t.now(), s, d, MSG_MORE);
+  EXPECT_EQ(t.pending(), 0u);
+  int one = 1;
+  t.stack().setsockopt(t.now(), s, IPPROTO_TCP, TCP_NODELAY, int_opt(one));
+  Tx a = t.expect_tx();
+  EXPECT_EQ(a.payload.size(), 80u);
+  EXPECT_FALSE(a.has(PSH));  // gtests nagle/sockopt_cork_nodelay: '. 161:241(80)'
+}
+
+TEST(Psh, MsgMoreDataLeavesByProbeTimerWithPsh) {
+  Harness t;
+  SocketId s = t.passive_open();
+  int one = 1;
+  t.stack().setsockopt(t.now(), s, IPPROTO_TCP, TCP_NODELAY, int_opt(one));
+  const Time t0 = t.now();
+  auto d = bytes(40);
+  t.stack().send(t.now(), s, d, MSG_MORE);
+  EXPECT_EQ(t.pending(), 0u);
+  const Time fired = t.run_next_timer();
+  EXPECT_GE(fired - t0, Duration::ms(200));  // tcp_probe0_base: max(RTO, 200 ms)
+  Tx a = t.expect_tx();
+  EXPECT_EQ(a.payload.size(), 40u);
+  EXPECT_TRUE(a.has(PSH));  // tcp_write_wakeup sets PSH
+}
+
+TEST(Psh, AppendingToAnUnsentMarkedTailClearsItsPsh) {
+  Harness t;
+  SocketId s = t.passive_open();
+  auto d = bytes(100);
+  t.stack().send(t.now(), s, d);
+  Tx first = t.expect_tx();
+  EXPECT_TRUE(first.has(PSH));
+  t.stack().send(t.now(), s, d);             // held by Nagle, marked
+  t.stack().send(t.now(), s, d, MSG_MORE);   // joins the tail: the mark goes
+  EXPECT_EQ(t.pending(), 0u);
+  int one = 1;
+  t.stack().setsockopt(t.now(), s, IPPROTO_TCP, TCP_NODELAY, int_opt(one));
+  Tx next = t.expect_tx();
+  EXPECT_EQ(next.payload.size(), 200u);
+  EXPECT_FALSE(next.has(PSH));
+}
+
+TEST(Psh, EorChunksAreNotCoalescedAndSkipNagle) {
+  Harness t;
+  SocketId s = t.passive_open();
+  auto d = bytes(100);
+  t.stack().send(t.now(), s, d);
+  t.expect_tx();
+  t.stack().send(t.now(), s, d, MSG_EOR);
+  EXPECT_EQ(t.pending(), 0u);  // the queue's last chunk: Nagle holds it
+  t.stack().send(t.now(), s, d, MSG_EOR);
+  t.stack().send(t.now(), s, d);
+  // Each closed chunk goes out whole and alone once it is no longer the last
+  // (Linux tcp_write_xmit: TCP_NAGLE_PUSH for all but the tail skb); the
+  // tail waits for Minshall's rule.
+  ASSERT_EQ(t.pending(), 2u);
+  Tx a = t.expect_tx(), b = t.expect_tx();
+  EXPECT_EQ(a.payload.size(), 100u);
+  EXPECT_EQ(b.payload.size(), 100u);
+  EXPECT_TRUE(a.has(PSH));
+  EXPECT_TRUE(b.has(PSH));
+  t.inject(ACK, 1, 201);
+  EXPECT_EQ(t.pending(), 0u);
+  t.inject(ACK, 1, 301);
+  Tx c = t.expect_tx();
+  EXPECT_EQ(c.payload.size(), 100u);
+  EXPECT_TRUE(c.has(PSH));
+}
+
+TEST(Psh, CwndLimitedFlightOfALargeWriteEndsWithPsh) {
+  Harness t;
+  PeerOpts o;
+  o.mss = 1000;
+  o.ts = false;
+  SocketId s = t.passive_open(o, 65535);
+  auto d = bytes(10400);
+  EXPECT_EQ(*t.stack().send(t.now(), s, d), 10400u);
+  std::vector<Tx> tx;
+  while (t.pending() > 0) tx.push_back(t.expect_tx());
+  ASSERT_EQ(tx.size(), 10u);  // initial cwnd
+  EXPECT_FALSE(tx[0].has(PSH));
+  // gtests eor/no-coalesce-large: 'P. 1:10001(10000)' - the first flight's
+  // pieces end with PSH although the write continues past cwnd.
+  EXPECT_TRUE(tx[9].has(PSH));
+}
+
+TEST(Psh, MsgMoreWriteWithoutForcedPushHasNoPsh) {
+  Harness t;
+  PeerOpts o;
+  o.mss = 1000;
+  o.ts = false;
+  SocketId s = t.passive_open(o, 65535);
+  auto d = bytes(3100);
+  int one = 1;
+  t.stack().setsockopt(t.now(), s, IPPROTO_TCP, TCP_NODELAY, int_opt(one));
+  t.stack().send(t.now(), s, d, MSG_MORE);
+  std::vector<Tx> tx;
+  while (t.pending() > 0) tx.push_back(t.expect_tx());
+  ASSERT_EQ(tx.size(), 3u);  // the 100-byte rest is corked
+  for (const Tx& x : tx) EXPECT_FALSE(x.has(PSH)) << describe(x);
+}
+
+}  // namespace
+}  // namespace weir::test
