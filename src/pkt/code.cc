@@ -101,6 +101,10 @@ void Runner::snapshot_code(const Event& e, const CodeSpec& c) {
   code_.push_back(std::move(snap));
 }
 
+std::string default_python() {
+  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
 void Runner::run_code_blocks() {
   if (code_.empty()) return;
   std::string prog = kPrelude;

@@ -16,6 +16,9 @@ enum class IpVersion { kIpv4, kIpv6, kIpv4MappedIpv6 };
 const char* to_string(IpVersion v);  // "ipv4", "ipv6", "ipv4-mapped-ipv6"
 bool parse_ip_version(std::string_view s, IpVersion* out);
 
+// "/usr/bin/python3" when it exists, else "python3" from PATH.
+std::string default_python();
+
 struct RunOptions {
   IpVersion ip_version = IpVersion::kIpv4;
   std::map<std::string, std::string> defines;  // -D NAME=VALUE
@@ -23,7 +26,9 @@ struct RunOptions {
   // (same names: tolerance_usecs, tcp_ts_tick_usecs, strict_segments, ...).
   std::vector<std::pair<std::string, std::string>> overrides;
   bool verbose = false;          // record the whole exchange in RunResult::log
-  std::string python = "python3";  // for %{ }% blocks
+  // For %{ }% blocks: the system python3 (a PATH lookup can land on a
+  // version-manager shim that costs seconds per run on a loaded machine).
+  std::string python = default_python();
   bool run_code = true;          // evaluate %{ }% blocks after the run
 };
 
