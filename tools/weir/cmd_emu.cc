@@ -10,8 +10,19 @@
 // spinning the last stretch) until the loop's next event. Each packet a link
 // delivers is written at once, and its lateness against the modelled
 // departure time goes into a histogram.
+//
+// One thread per direction, each with its own loop, pool, link and reactor
+// (the directions share nothing but the seed): a TUN write runs the
+// receiving namespace's input path in the writer's thread, and that must
+// not delay the other direction's departures.
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include <cstdio>
 #include <fstream>
@@ -111,6 +122,77 @@ struct EmuArgs {
   size_t batch = 64;
 };
 
+// One direction of the path: reads `from`, models the link, writes `to`.
+class Direction {
+ public:
+  Direction(std::string name, const sim::LinkConfig& cfg, sim::Rng rng, link::TunDevice& from, link::TunDevice& to)
+      : from_(from), link_(std::move(name), cfg, loop_, pool_, rng), sink_(to, pool_) {
+    link_.connect(&sink_);
+  }
+
+  // Runs in its own thread until `stop_fd` becomes readable.
+  void run(const EmuArgs& args, int stop_fd) {
+    if (args.rt_prio > 0) {
+      // SCHED_FIFO: a compile job on the same core must not delay a departure.
+      sched_param sp{};
+      sp.sched_priority = args.rt_prio;
+      if (::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &sp) != 0)
+        fmt::print(stderr, "weir emu: SCHED_FIFO refused\n");
+    }
+    if (auto r = rx_.init(false); !r) return (void)fmt::print(stderr, "weir emu: {}\n", r.error());
+    rx_.set_spin(Duration::us(args.spin_us));
+    link::TunBatch batch(args.batch);
+    // The loop starts at the real clock so modelled times are real times.
+    loop_.run_until(driver::mono_now());
+    (void)rx_.watch(from_.fd(), EPOLLIN, [&](uint32_t) {
+      size_t n = batch.read(from_);
+      for (size_t i = 0; i < n; ++i) {
+        Time now = driver::mono_now();
+        loop_.run_until(now);  // deliver whatever fell due while reading
+        link_.send(now, pool_.make(batch.packet(i)));
+      }
+      rx_.set_deadline(loop_.next_time());
+    });
+    (void)rx_.watch(stop_fd, EPOLLIN, [&](uint32_t) { rx_.stop(); });
+    rx_.on_timer([&](Time now) {
+      loop_.run_until(now);
+      rx_.set_deadline(loop_.next_time());
+    });
+    rx_.run();
+  }
+
+  const sim::Link& link() const { return link_; }
+  const ErrorHistogram& hist() const { return sink_.hist; }
+  const driver::ReactorStats& stats() const { return rx_.stats(); }
+
+ private:
+  link::TunDevice& from_;
+  sim::EventLoop loop_;
+  sim::PacketPool pool_;
+  sim::Link link_;
+  TunSink sink_;
+  driver::Reactor rx_;
+};
+
+void report(const EmuArgs& args, const Direction& ab, const Direction& ba) {
+  ErrorHistogram all = ba.hist();
+  all.merge(ab.hist());
+  for (const auto* d : {&ab, &ba}) {
+    const auto& s = d->link().stats();
+    fmt::print("{}: in {} delivered {} ({} bytes) drops loss {} queue {} codel {} reordered {} max-queue {}\n",
+               d->link().name(), s.packets_in, s.delivered, s.bytes_delivered, s.drop_loss, s.drop_queue,
+               s.drop_codel, s.reordered, s.max_queue_packets);
+  }
+  fmt::print("timing error (actual - modelled departure):\n{}", all.format());
+  fmt::print("within 50us: {:.3f}%\n", 100.0 * all.fraction_within(Duration::us(50)));
+  if (!args.json.empty()) {
+    nlohmann::json j = {{"a_to_b", link_json(ab.link(), ab.hist())}, {"b_to_a", link_json(ba.link(), ba.hist())},
+                        {"wakeups", ab.stats().wakeups + ba.stats().wakeups},
+                        {"spins", ab.stats().spins + ba.stats().spins}};
+    std::ofstream(args.json) << j.dump(2) << "\n";
+  }
+}
+
 int run_emu(const EmuArgs& args) {
   auto cfg = load_emu_config(args.link);
   if (!cfg) return fmt::print(stderr, "weir emu: {}\n", cfg.error()), 2;
@@ -118,66 +200,31 @@ int run_emu(const EmuArgs& args) {
   if (!ta) return fmt::print(stderr, "weir emu: --a {}: {}\n", args.a, ta.error()), 1;
   auto tb = open_in_netns(args.b);
   if (!tb) return fmt::print(stderr, "weir emu: --b {}: {}\n", args.b, tb.error()), 1;
-
-  if (args.rt_prio > 0) {
-    // SCHED_FIFO: a compile job on the same core must not delay a departure.
-    sched_param sp{};
-    sp.sched_priority = args.rt_prio;
-    if (::sched_setscheduler(0, SCHED_FIFO, &sp) < 0) fmt::print(stderr, "weir emu: SCHED_FIFO refused\n");
-  }
-  driver::Reactor rx;
-  if (auto r = rx.init(); !r) return fmt::print(stderr, "weir emu: {}\n", r.error()), 1;
-  rx.set_spin(Duration::us(args.spin_us));
-  sim::EventLoop loop;
-  sim::PacketPool pool;
+  // The main thread owns the signals (blocked here, so the direction
+  // threads inherit the mask) and the --duration timer.
+  driver::Reactor main;
+  if (auto r = main.init(); !r) return fmt::print(stderr, "weir emu: {}\n", r.error()), 1;
   sim::Rng rng(cfg->seed);
-  sim::Link ab("a->b", cfg->a_to_b, loop, pool, rng.fork(1));
-  sim::Link ba("b->a", cfg->b_to_a, loop, pool, rng.fork(2));
-  TunSink to_b(*tb, pool), to_a(*ta, pool);
-  ab.connect(&to_b);
-  ba.connect(&to_a);
-  // The loop starts at the real clock so modelled times are real times.
-  loop.run_until(driver::mono_now());
-
-  link::TunBatch batch(args.batch);
-  auto pump = [&](link::TunDevice& from, sim::Link& over) {
-    size_t n = batch.read(from);
-    for (size_t i = 0; i < n; ++i) {
-      Time now = driver::mono_now();
-      loop.run_until(now);  // deliver whatever fell due while reading
-      over.send(now, pool.make(batch.packet(i)));
-    }
-    rx.set_deadline(loop.next_time());
-  };
-  (void)rx.watch(ta->fd(), EPOLLIN, [&](uint32_t) { pump(*ta, ab); });
-  (void)rx.watch(tb->fd(), EPOLLIN, [&](uint32_t) { pump(*tb, ba); });
+  Direction ab("a->b", cfg->a_to_b, rng.fork(1), *ta, *tb);
+  Direction ba("b->a", cfg->b_to_a, rng.fork(2), *tb, *ta);
+  int stop_ab = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), stop_ba = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_ab < 0 || stop_ba < 0) return fmt::print(stderr, "weir emu: eventfd failed\n"), 1;
+  std::thread t_ab([&] { ab.run(args, stop_ab); });
+  std::thread t_ba([&] { ba.run(args, stop_ba); });
   Time end = args.duration_s > 0 ? driver::mono_now() + Duration::ns(static_cast<int64_t>(args.duration_s * 1e9))
                                  : Time::never();
-  rx.on_timer([&](Time now) {
-    loop.run_until(now);
-    if (now >= end) rx.stop();
-    rx.set_deadline(min(loop.next_time(), end));
-  });
-  rx.set_deadline(end);
-  rx.on_signal([&](int) { rx.stop(); });
+  main.on_timer([&](Time) { main.stop(); });
+  main.set_deadline(end);
+  main.on_signal([&](int) { main.stop(); });
   fmt::print(stderr, "weir emu: {} <-> {} running (Ctrl-C to stop)\n", args.a, args.b);
-  rx.run();
-
-  ErrorHistogram all = to_a.hist;
-  all.merge(to_b.hist);
-  for (auto* l : {&ab, &ba}) {
-    const auto& s = l->stats();
-    fmt::print("{}: in {} delivered {} ({} bytes) drops loss {} queue {} codel {} reordered {} max-queue {}\n",
-               l->name(), s.packets_in, s.delivered, s.bytes_delivered, s.drop_loss, s.drop_queue,
-               s.drop_codel, s.reordered, s.max_queue_packets);
-  }
-  fmt::print("timing error (actual - modelled departure):\n{}", all.format());
-  fmt::print("within 50us: {:.3f}%\n", 100.0 * all.fraction_within(Duration::us(50)));
-  if (!args.json.empty()) {
-    nlohmann::json j = {{"a_to_b", link_json(ab, to_b.hist)}, {"b_to_a", link_json(ba, to_a.hist)},
-                        {"wakeups", rx.stats().wakeups}, {"spins", rx.stats().spins}};
-    std::ofstream(args.json) << j.dump(2) << "\n";
-  }
+  main.run();
+  const uint64_t one = 1;
+  for (int fd : {stop_ab, stop_ba}) (void)!::write(fd, &one, sizeof one);
+  t_ab.join();
+  t_ba.join();
+  ::close(stop_ab);
+  ::close(stop_ba);
+  report(args, ab, ba);
   return 0;
 }
 
