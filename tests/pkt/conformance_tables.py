@@ -25,7 +25,7 @@ def main():
         folder = os.path.dirname(rel) or "."
         c = per_folder.setdefault(folder, collections.Counter())
         c[r["outcome"]] += 1
-        reason = r.get("reason", "")
+        reason = " ".join(r.get("reason", "").split())  # one line, even for a traceback
         key = re.sub(r"\d+(\.\d+)?", "N", reason)
         if r["outcome"] == "FAIL":
             fails[key][rel].append((r["ip_version"], r.get("line"), r.get("script_line", ""), reason))
