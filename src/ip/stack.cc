@@ -8,7 +8,7 @@ namespace weir {
 Stack::Stack(const StackConfig& cfg, Netif& netif) : impl_(std::make_unique<StackImpl>(cfg, netif)) {}
 Stack::~Stack() = default;
 
-void Stack::input(Time now, std::span<const uint8_t> d) { impl_->input(now, d); }
+void Stack::input(Time now, std::span<const uint8_t> d) { impl_->input(impl_->mono(now), d); }
 void Stack::advance(Time now) { impl_->advance(now); }
 Time Stack::next_deadline() const { return impl_->next_deadline(); }
 void Stack::add_address(const IpAddr& a) { impl_->add_address(a); }
@@ -18,21 +18,21 @@ void Stack::set_trace(TraceSink* sink) { impl_->set_trace(sink); }
 
 Expected<SocketId, Errc> Stack::socket(bool v6) { return impl_->socket(v6); }
 Errc Stack::bind(SocketId s, const Endpoint& l) { return impl_->bind(s, l); }
-Errc Stack::listen(Time now, SocketId s, int backlog) { return impl_->listen(now, s, backlog); }
+Errc Stack::listen(Time now, SocketId s, int backlog) { return impl_->listen(impl_->mono(now), s, backlog); }
 Expected<SocketId, Errc> Stack::accept(Time now, SocketId l, Endpoint* peer) {
-  return impl_->accept(now, l, peer);
+  return impl_->accept(impl_->mono(now), l, peer);
 }
-Errc Stack::connect(Time now, SocketId s, const Endpoint& r) { return impl_->connect(now, s, r); }
+Errc Stack::connect(Time now, SocketId s, const Endpoint& r) { return impl_->connect(impl_->mono(now), s, r); }
 Expected<size_t, Errc> Stack::send(Time now, SocketId s, std::span<const uint8_t> d, int flags) {
-  return impl_->send(now, s, d, flags);
+  return impl_->send(impl_->mono(now), s, d, flags);
 }
 Expected<size_t, Errc> Stack::recv(Time now, SocketId s, std::span<uint8_t> out, int flags) {
-  return impl_->recv(now, s, out, flags);
+  return impl_->recv(impl_->mono(now), s, out, flags);
 }
-Errc Stack::shutdown(Time now, SocketId s, int how) { return impl_->shutdown(now, s, how); }
-Errc Stack::close(Time now, SocketId s) { return impl_->close(now, s); }
+Errc Stack::shutdown(Time now, SocketId s, int how) { return impl_->shutdown(impl_->mono(now), s, how); }
+Errc Stack::close(Time now, SocketId s) { return impl_->close(impl_->mono(now), s); }
 Errc Stack::setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> v) {
-  return impl_->setsockopt(now, s, level, name, v);
+  return impl_->setsockopt(impl_->mono(now), s, level, name, v);
 }
 Errc Stack::getsockopt(SocketId s, int level, int name, std::span<uint8_t> v, size_t* len) const {
   return impl_->getsockopt(s, level, name, v, len);

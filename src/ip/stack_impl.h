@@ -74,6 +74,13 @@ class StackImpl final : public tcp::TcpEnv {
   size_t connection_count() const { return demux_.size(); }
   Time last_now() const { return last_now_; }
   void note_now(Time now) { if (now > last_now_) last_now_ = now; }
+  // The engine's clock is monotonic: a `now` earlier than one already seen
+  // is taken as the latest seen (a driver's clock stepping back must not
+  // make deadlines or RTT samples go negative).
+  Time mono(Time now) {
+    note_now(now);
+    return last_now_;
+  }
 
  private:
   Socket* find(SocketId s);

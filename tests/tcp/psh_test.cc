@@ -130,3 +130,29 @@ TEST(Psh, MsgMoreWriteWithoutForcedPushHasNoPsh) {
 
 }  // namespace
 }  // namespace weir::test
+
+namespace weir::test {
+namespace {
+
+// The engine treats time as monotonic: a `now` that steps back is clamped to
+// the latest seen, so timers and RTT samples never run backwards.
+TEST(Clock, NowGoingBackwardsIsClampedNotUnderflowed) {
+  Harness t;
+  SocketId s = t.passive_open();
+  const Time t0 = t.now();
+  std::vector<uint8_t> d(100, 1);
+  ASSERT_TRUE(t.stack().send(t0, s, d).has_value());
+  t.expect_tx();
+  // A driver whose clock steps back 10 s calls in with the earlier time.
+  t.stack().advance(t0 - Duration::s(10));
+  EXPECT_EQ(t.pending(), 0u);
+  const Time deadline = t.stack().next_deadline();
+  EXPECT_GE(deadline, t0);
+  EXPECT_LE(deadline, t0 + Duration::s(2));
+  auto info = *t.stack().tcp_info(s);
+  EXPECT_LT(info.tcpi_rto, 2000000u);
+  EXPECT_LT(info.tcpi_last_data_sent, 1000u);  // not a huge unsigned wrap
+}
+
+}  // namespace
+}  // namespace weir::test
