@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "sim/report.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
+#include "sim/soak.h"
 
 namespace weir::cli {
 namespace {
@@ -31,7 +33,43 @@ struct LabArgs {
   std::string dir;
   std::vector<std::string> only;
   bool strict = false;
+  uint64_t soak = 0;       // --soak N: the randomized integrity soak instead of the scenarios
+  uint64_t soak_seed = 1;  // first seed
+  bool verbose = false;
 };
+
+// `weir lab --soak N [--seed S]`: seeds S .. S+N-1 (src/sim/soak.h). Every
+// failure prints its seed, what the seed chose and the command replaying it.
+int run_soak(const LabArgs& a) {
+  uint64_t failures = 0, packets = 0;
+  double worst_ratio = 0, wall = 0;
+  uint64_t worst_seed = 0;
+  for (uint64_t seed = a.soak_seed; seed < a.soak_seed + a.soak; ++seed) {
+    const sim::SoakCase c = sim::make_soak_case(seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    const sim::SoakResult r = sim::run_soak(c);
+    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    packets += r.packets;
+    const double ratio = r.elapsed.secs() / r.bound.secs();
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      worst_seed = seed;
+    }
+    if (a.verbose || !r.ok)
+      std::printf("%s", fmt::format("{} seed {}: {:.2f}s of {:.1f}s bound, {} packets, {} retransmitted{}{}\n  {}\n",
+                                    r.ok ? "ok" : "FAIL", seed, r.elapsed.secs(), r.bound.secs(), r.packets,
+                                    r.retrans, r.ok ? "" : ": ", r.error, c.describe()).c_str());
+    if (!r.ok) {
+      ++failures;
+      std::printf("  replay: weir lab --soak 1 --seed %llu\n", static_cast<unsigned long long>(seed));
+    }
+    std::fflush(stdout);
+  }
+  std::printf("%s", fmt::format("soak: {} seeds from {}: {} failed; {} packets; slowest run used {:.0f} % of its "
+                                "bound (seed {}); {:.1f} s wall\n",
+                                a.soak, a.soak_seed, failures, packets, 100 * worst_ratio, worst_seed, wall).c_str());
+  return failures ? 1 : 0;
+}
 
 // scenarios/ next to the working directory, else beside the source tree the
 // binary was built from (build/<preset>/tools/weir/weir).
@@ -127,7 +165,10 @@ Register reg("lab", [](CLI::App& app) -> std::function<int()> {
   app.add_option("--scenarios", a->dir, "scenario directory (default: ./scenarios or the source tree's)");
   app.add_option("--only", a->only, "run only these scenarios (by name)");
   app.add_flag("--strict", a->strict, "exit 1 when any expectation fails");
-  return [a] { return run_lab(*a); };
+  app.add_option("--soak", a->soak, "run the randomized integrity soak over N seeds instead (exit 1 on a failure)");
+  app.add_option("--seed", a->soak_seed, "first soak seed (default 1)");
+  app.add_flag("-v,--verbose", a->verbose, "soak: print every run, not only failures");
+  return [a] { return a->soak ? run_soak(*a) : run_lab(*a); };
 });
 
 }  // namespace
