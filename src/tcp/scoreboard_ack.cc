@@ -257,15 +257,19 @@ void Scoreboard::cum_ack(Seq32 ack, AckResult& r, Time) {
 }
 
 void Scoreboard::finish_rtt(AckResult& r, Time now) const {
+  // Karn (RFC 6298 §3), Linux tcp_clean_rtx_queue(): an ACK that also
+  // covers retransmitted data gives no cumulative sample, even from the
+  // never-retransmitted packets behind it (their wait includes the RTO).
+  const bool cum = scratch_.have_cum_rtt && !r.retrans_data_acked;
   // Linux tcp_ack_update_rtt(): the cumulative sample wins over the SACK one.
-  if (scratch_.have_cum_rtt) {
+  if (cum) {
     r.rtt_oldest = now - scratch_.cum_first;
   } else if (scratch_.have_sack_rtt) {
     r.rtt_oldest = now - scratch_.sack_first;
   }
-  if (scratch_.have_cum_rtt || scratch_.have_sack_rtt) {
-    Time last = scratch_.have_cum_rtt ? scratch_.cum_last : scratch_.sack_last;
-    if (scratch_.have_cum_rtt && scratch_.have_sack_rtt) last = std::max(last, scratch_.sack_last);
+  if (cum || scratch_.have_sack_rtt) {
+    Time last = cum ? scratch_.cum_last : scratch_.sack_last;
+    if (cum && scratch_.have_sack_rtt) last = std::max(last, scratch_.sack_last);
     r.rtt_newest = now - last;
   }
 }
