@@ -94,6 +94,17 @@ TEST(ScenarioLoad, TomlSyntaxErrorHasALine) {
   EXPECT_NE(sc.error().find("x.toml:2:"), std::string::npos) << sc.error();
 }
 
+// toml++ 3.3.0 hits __builtin_unreachable() on some UTF-8 (fuzz_scenario
+// found "\xd0\xa4"): the loader refuses non-ASCII with its line and column.
+TEST(ScenarioLoad, NonAsciiIsRefusedWithItsPlace) {
+  auto sc = parse_scenario("a = 1\nb = \"\xd0\xa4\"\n", "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("x.toml:2:6: byte 0xd0"), std::string::npos) << sc.error();
+  auto sc2 = parse_scenario(kGood, "t.toml", {"flow.1.bytes=\xd0\xa4"});
+  ASSERT_FALSE(sc2.has_value());
+  EXPECT_NE(sc2.error().find("--set:1:14"), std::string::npos) << sc2.error();
+}
+
 TEST(ScenarioLoad, BadExpectationIsReported) {
   auto sc = parse_scenario("expect = [\"flow.1.goodput_mbps => 4\"]\n[[flow]]\nbytes = 1\n", "x.toml");
   ASSERT_FALSE(sc.has_value());
