@@ -252,6 +252,7 @@ class Connection {
   Seq32 snd_sml_;       // end of the last small segment sent (Nagle, Minshall)
   Seq32 snd_max_;       // highest sequence ever sent (RFC 9293 SND.MAX)
   bool fin_queued_ = false;  // the FIN follows write_seq
+  bool fin_alone_ = false;   // the FIN first went out on its own (Linux: its own skb)
   bool syn_data_ = false;
   bool synchronized_rcv_ = false;
   bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once

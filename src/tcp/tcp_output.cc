@@ -177,6 +177,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
     c.inc(Counter::TcpRetransSegs);
     ++total_retrans_;
   }
+  if (fin && !retransmit) fin_alone_ = len == 0;  // Linux tcp_send_fin: tail skb or a new one
   const Seq32 after = end + (fin ? 1 : 0);
   if (after > snd_.nxt) snd_.nxt = after;
   ccs_.snd_nxt = snd_.nxt;  // HyStart's rounds end at SND.NXT (Linux reads tp->snd_nxt)
@@ -219,12 +220,18 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
   const bool fin_pending = fin_queued_ && snd_max_ != write_seq_ + 1 && snd_.nxt == write_seq_;
   if (unsent == 0 && !fin_pending) return false;
-  // RFC 5681 §3.1: at most cwnd packets in flight.
+  // RFC 5681 §3.1: at most cwnd packets in flight. Linux tcp_cwnd_test is
+  // not strict for the final FIN: a last segment carrying it (one MSS of data
+  // at most) goes out even with the window full.
   const uint32_t in_flight = sb_.in_flight();
-  if (in_flight >= ccs_.snd_cwnd) return false;
+  const bool final_fin = fin_queued_ && unsent <= mss;
+  if (in_flight >= ccs_.snd_cwnd && !final_fin) return false;
   if (pacer_.hold(ccs_, now)) return false;  // Linux tcp_pacing_check
-  uint32_t quota = std::min(std::max<uint32_t>(ccs_.snd_cwnd >> 1, 1), ccs_.snd_cwnd - in_flight);
-  quota = std::min(quota, tso_segs());
+  uint32_t quota = 1;
+  if (in_flight < ccs_.snd_cwnd) {
+    quota = std::min(std::max<uint32_t>(ccs_.snd_cwnd >> 1, 1), ccs_.snd_cwnd - in_flight);
+    quota = std::min(quota, tso_segs());
+  }
   const size_t ci = chunk_index(snd_.nxt);
   const Seq32 chunk_end = ci < chunks_.size() ? chunks_[ci].end : write_seq_;
   const bool chunk_psh = ci < chunks_.size() && chunks_[ci].psh;

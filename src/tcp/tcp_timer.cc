@@ -97,12 +97,20 @@ void Connection::on_loss_probe(Time now) {
   if (len > 0 && len <= usable_window()) {
     sent = send_one(now, snd_.nxt, len, fin_queued_ && snd_.nxt + len == write_seq_, false);
   } else {
+    // Linux tcp_send_loss_probe: the last skb again, cut to one MSS from its
+    // tail; a FIN that went out on its own is that last skb (tcp_send_fin).
+    const bool fin_out = fin_queued_ && snd_max_ == write_seq_ + 1;
     const ScoreboardEntry& last = sb_.at(sb_.size() - 1);
-    const uint32_t plen = std::min(last.seq.len(), mss_cache_);
-    const Seq32 from = last.seq.end - plen;
-    if (sb_.find(from) && sb_.at(*sb_.find(from)).seq.begin == from) {
-      sent = send_one(now, from, plen, false, true, true);
+    if (fin_out && fin_alone_) {
+      sent = send_one(now, write_seq_, 0, true, true, true);
       retrans = true;
+    } else {
+      const uint32_t plen = std::min(last.seq.len(), mss_cache_);
+      const Seq32 from = last.seq.end - plen;
+      if (sb_.find(from) && sb_.at(*sb_.find(from)).seq.begin == from) {
+        sent = send_one(now, from, plen, fin_out && last.seq.end == write_seq_, true, true);
+        retrans = true;
+      }
     }
   }
   if (sent) {
@@ -234,8 +242,11 @@ void Connection::on_rto(Time now) {
   // Linux retrans_stamp: when the head was last sent before this episode,
   // so the give-up time counts from the original transmission.
   if (retrans_stamp_.is_never()) retrans_stamp_ = sb_.empty() ? last_snd_data_ : sb_.at(0).xmit_time;
-  if (!sb_.empty()) retransmit_lost(now);
-  else retransmit_head(now);
+  // Linux tcp_retransmit_timer: tcp_retransmit_skb(head) whatever cwnd and
+  // pacing say; the rest of the lost queue follows on ACKs. (Packets RACK
+  // kept unmarked can fill cwnd 1, and a timeout that sends nothing would
+  // only back off, up to 120 s, with the hole never repaired.)
+  retransmit_head(now);
   ++retransmits_;
   ++backoff_;
   arm_rto(now);
