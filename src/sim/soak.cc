@@ -201,10 +201,35 @@ double stationary_loss(const LinkConfig& l) {
   return bad * l.ge_loss_bad + (1 - bad) * l.ge_loss_good;
 }
 
-// PFTK (Padhye et al. 1998) seconds per segment at loss p.
-double pftk_seg_s(double p, double rtt_s, double rto_s) {
+// The chance that a packet is lost given that the one before it on the same
+// link was: p for Bernoulli loss; for Gilbert-Elliott the chain most likely
+// stays bad (1 - r) after a loss. This, not the stationary rate, decides how
+// often a timeout's retransmission fails again: with one packet per RTO the
+// chain advances one step per attempt, so bursts outlast backoffs.
+double repeat_loss(const LinkConfig& l) {
+  if (l.loss_model == LossModel::kBernoulli) return l.loss + l.corrupt;
+  const double bad_again = (1 - l.ge_r) * l.ge_loss_bad + l.ge_r * l.ge_loss_good;
+  return std::min(1.0, bad_again + l.corrupt);
+}
+
+// Expected seconds spent in one timeout episode when each retransmission
+// (and its ACK) fails with chance q: RTO t0 doubling per attempt, capped at
+// Linux's TCP_RTO_MAX of 120 s (the sum PFTK's f(p) approximates to 64 t0).
+double timeout_episode_s(double q, double t0) {
+  double total = 0, reach = 1, rto = t0;
+  for (int k = 0; k < 64 && reach > 1e-9; ++k) {
+    total += reach * rto;
+    reach *= q;
+    rto = std::min(rto * 2, 120.0);
+  }
+  return total;
+}
+
+// PFTK (Padhye et al. 1998) seconds per segment at loss p, its timeout term
+// using the expected episode above with repeat-loss chance q.
+double pftk_seg_s(double p, double q, double rtt_s, double rto_s) {
   if (p <= 0) return 0;
-  return rtt_s * std::sqrt(2 * p / 3) + rto_s * std::min(1.0, 3 * std::sqrt(3 * p / 8)) * p * (1 + 32 * p * p);
+  return rtt_s * std::sqrt(2 * p / 3) + std::min(1.0, 3 * std::sqrt(3 * p / 8)) * p * timeout_episode_s(q, rto_s);
 }
 
 }  // namespace
@@ -241,7 +266,9 @@ Duration soak_bound(const SoakCase& c) {
   double ser = static_cast<double>(c.bytes_ab + c.bytes_ba) * 8 * 1.1 / static_cast<double>(c.rate_lo_bps);
   double n = static_cast<double>(std::max(c.bytes_ab, c.bytes_ba)) / 1448;
   double pauses = 2 * c.max_pauses * c.pause_max.secs();
-  double s = 10 + pauses + 4 * (ser + n * pftk_seg_s(p, rtt, 1.0));
+  // A timeout is repaired when the retransmission and its ACK both arrive.
+  const double q = 1 - (1 - repeat_loss(c.fwd)) * (1 - repeat_loss(c.rev));
+  double s = 10 + pauses + 4 * (ser + n * pftk_seg_s(p, q, rtt, 1.0));
   return Duration::ns(static_cast<int64_t>(s * 1e9));
 }
 
@@ -267,6 +294,13 @@ StackConfig soak_stack(const SoakCase& c, uint64_t salt) {
   cfg.tcp_timestamps = c.timestamps;
   cfg.tcp_window_scaling = c.wscale;
   cfg.secret = c.seed * 0x9e3779b97f4a7c15ull + salt;
+  // Gilbert-Elliott loss advances one step per packet (as netem's gemodel),
+  // so during a timeout's backoff, with one packet per RTO, a burst can
+  // swallow many retransmissions in a row; Linux's tcp_retries2 = 15 then
+  // gives up (ETIMEDOUT) after about 15 minutes. Giving up is policy, not
+  // integrity: the soak lets the stack retry longer (the link's time bound
+  // already prices these episodes) and checks that every byte still arrives.
+  cfg.tcp_retries2 = 60;
   return cfg;
 }
 
