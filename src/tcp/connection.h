@@ -298,6 +298,7 @@ class Connection {
   int backoff_ = 0;               // icsk_backoff
   int retransmits_ = 0;           // icsk_retransmits
   uint8_t probes_out_ = 0;        // icsk_probes_out
+  Time probes_tstamp_ = Time::never();  // icsk_probes_tstamp: first zero-window probe of this stall
   Time retrans_stamp_ = Time::never();  // first (re)transmission of the head being retried
   Time rto_stamp_ = Time::never();
   CaState ca_state_ = CaState::Open;

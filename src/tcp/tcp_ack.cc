@@ -193,6 +193,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     // Linux tcp_ack_probe: the window opened; push() sends what it can.
     timers_.cancel(TimerKind::kRetransmit);
     backoff_ = 0;
+    probes_tstamp_ = Time::never();
   }
   ack_fin_state(now);
   trace_event(now, TraceEvent::kAck, ack.raw(), snd_.wnd);

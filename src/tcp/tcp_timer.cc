@@ -144,7 +144,14 @@ void Connection::arm_persist(Time now) {
   Duration base = std::max(rtt_.rto(), rtt_.rto_min());
   Duration d = base;
   for (int i = 0; i < backoff_ && d < rtt_.rto_max(); ++i) d = d * 2;
-  timers_.arm(TimerKind::kRetransmit, now + std::min(d, rtt_.rto_max()));
+  d = std::min(d, rtt_.rto_max());
+  // Linux tcp_clamp_probe0_to_user_timeout: wake when TCP_USER_TIMEOUT runs
+  // out (at least TCP_TIMEOUT_MIN, 2 jiffies ~ 2 ms, later).
+  if (opts_.user_timeout_ms && !probes_tstamp_.is_never()) {
+    const Duration left = Duration::ms(opts_.user_timeout_ms) - (now - probes_tstamp_);
+    d = std::min(d, std::max(left, Duration::ms(2)));
+  }
+  timers_.arm(TimerKind::kRetransmit, now + d);
 }
 
 void Connection::arm_delack() {
@@ -258,13 +265,21 @@ void Connection::on_probe0(Time now) {
   if (sb_.packets_out() > 0 || !unsent) {
     probes_out_ = 0;
     backoff_ = 0;
+    probes_tstamp_ = Time::never();
     return;
   }
   int max_probes = env_.cfg().tcp_retries2;
   if (orphan_) max_probes = env_.cfg().tcp_orphan_retries ? env_.cfg().tcp_orphan_retries : 8;
   bool expired = probes_out_ >= max_probes;
-  if (opts_.user_timeout_ms && probes_out_ > 0)
-    expired = now - last_ack_rcv_ >= Duration::ms(opts_.user_timeout_ms);
+  // Linux >= 5.11 tcp_probe_timer: TCP_USER_TIMEOUT counts from the first
+  // probe of the stall (icsk_probes_tstamp), so a peer that answers every
+  // probe with a zero window cannot hold the connection forever; without
+  // it RFC 1122 §4.2.2.17 keeps probing as long as probes are answered.
+  if (probes_tstamp_.is_never()) {
+    probes_tstamp_ = now;
+  } else if (opts_.user_timeout_ms && now - probes_tstamp_ >= Duration::ms(opts_.user_timeout_ms)) {
+    expired = true;
+  }
   if (expired) {
     env_.counters().inc(Counter::TcpExtTCPAbortOnTimeout);
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);

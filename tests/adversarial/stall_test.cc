@@ -91,12 +91,10 @@ TEST(Stall, ZeroWindowForeverProbesBackOffTo120sAndLives) {
   EXPECT_EQ(counter(h.stack(), Counter::TcpExtTCPWinProbe), log.at.size());
 }
 
-// DISABLED: weir ends the zero-window probing on TCP_USER_TIMEOUT only
-// after the window has gone unanswered for that long (last_ack_rcv_), so a
-// peer answering every probe with a zero window keeps it forever; Linux
-// >= 5.11 (icsk_probes_tstamp) counts from the first probe and ends it.
-// Reported to the engine owner (src/tcp/tcp_timer.cc on_probe0).
-TEST(Stall, DISABLED_ZeroWindowForeverEndsAtUserTimeout) {
+// Linux >= 5.11 (icsk_probes_tstamp): TCP_USER_TIMEOUT counts from the
+// first zero-window probe, so a peer answering every probe with a zero
+// window does not hold the connection forever.
+TEST(Stall, ZeroWindowForeverEndsAtUserTimeout) {
   Harness h;
   const SocketId s = zero_window_conn(h);
   ASSERT_EQ(h.stack().setsockopt(h.now(), s, IPPROTO_TCP, TCP_USER_TIMEOUT, int_opt(60000)), Errc::kOk);
