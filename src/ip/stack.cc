@@ -9,7 +9,7 @@ Stack::Stack(const StackConfig& cfg, Netif& netif) : impl_(std::make_unique<Stac
 Stack::~Stack() = default;
 
 void Stack::input(Time now, std::span<const uint8_t> d) { impl_->input(impl_->mono(now), d); }
-void Stack::advance(Time now) { impl_->advance(now); }
+void Stack::advance(Time now) { impl_->advance(impl_->mono(now)); }
 Time Stack::next_deadline() const { return impl_->next_deadline(); }
 void Stack::add_address(const IpAddr& a) { impl_->add_address(a); }
 StackConfig& Stack::config() { return impl_->mutable_cfg(); }

@@ -91,6 +91,10 @@ void Runner::snapshot_code(const Event& e, const CodeSpec& c) {
   snap.text = c.text;
   auto it = fds_.find(sut_fd_);
   if (it != fds_.end()) {
+    // packetdrill reads tcp_info at the block's time: bring the stack's
+    // clock there (every deadline up to now_ has already fired), so the
+    // tcpi_last_* ages count to it.
+    stack_->advance(now_);
     auto info = stack_->tcp_info(it->second.sock);
     if (info) snap.info = *info;
   }

@@ -297,6 +297,10 @@ void Connection::become_established(Time now) {
   ccs_.snd_una = snd_.una;
   ccs_.snd_nxt = snd_.nxt;
   ccs_.lsndtime = now;  // Linux: no cwnd restart on the first data packet
+  // Linux tcp_finish_connect / tcp_create_openreq_child: lrcvtime and
+  // lsndtime start at establishment (tcpi_last_data_recv/_sent count from it).
+  last_rcv_data_ = now;
+  last_snd_data_ = now;
   cc_->init(ccs_, now);
   expand_sndbuf();
   if (listener_) events_ |= conn_event::kEstablished;
