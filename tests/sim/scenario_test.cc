@@ -105,6 +105,15 @@ TEST(ScenarioLoad, NonAsciiIsRefusedWithItsPlace) {
   EXPECT_NE(sc2.error().find("--set:1:14"), std::string::npos) << sc2.error();
 }
 
+// toml++ 3.3.0 asserts in parse_key on "[|x]" (fuzz_scenario): refused first.
+TEST(ScenarioLoad, TableHeaderWithoutAKeyIsRefusedWithItsPlace) {
+  auto sc = parse_scenario("a = 1\n[|ink.fwd]\nrate = \"x\"\n", "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("x.toml:2:2: a table header must start with a key"), std::string::npos) << sc.error();
+  auto ok = parse_scenario("a = 1\n[ \"link\" ]\n", "x.toml");
+  EXPECT_EQ(ok.has_value() ? std::string() : ok.error().find("table header") == std::string::npos ? std::string() : ok.error(), "");
+}
+
 TEST(ScenarioLoad, BadExpectationIsReported) {
   auto sc = parse_scenario("expect = [\"flow.1.goodput_mbps => 4\"]\n[[flow]]\nbytes = 1\n", "x.toml");
   ASSERT_FALSE(sc.has_value());
