@@ -524,7 +524,9 @@ Expected<bool, std::string> require_ascii(std::string_view text, const std::stri
 
 // toml++ 3.3.0 also asserts (parse_key) when a table header's first
 // character can start no key, e.g. "[|x]" (found by fuzz_scenario): such a
-// header is refused here, with its place, before toml++ sees it.
+// header is refused here, with its place, before toml++ sees it. The check
+// is by line: a continuation line of a multi-line array that begins with
+// "[{" or "[]" is refused too (write such arrays on one line).
 Expected<bool, std::string> require_header_keys(std::string_view text, const std::string& path) {
   auto key_start = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '"' || c == '\'';

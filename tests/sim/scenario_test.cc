@@ -110,8 +110,12 @@ TEST(ScenarioLoad, TableHeaderWithoutAKeyIsRefusedWithItsPlace) {
   auto sc = parse_scenario("a = 1\n[|ink.fwd]\nrate = \"x\"\n", "x.toml");
   ASSERT_FALSE(sc.has_value());
   EXPECT_NE(sc.error().find("x.toml:2:2: a table header must start with a key"), std::string::npos) << sc.error();
-  auto ok = parse_scenario("a = 1\n[ \"link\" ]\n", "x.toml");
-  EXPECT_EQ(ok.has_value() ? std::string() : ok.error().find("table header") == std::string::npos ? std::string() : ok.error(), "");
+  // A quoted key is a key: the check leaves it to toml++ (which may still
+  // reject the file for other reasons, here the missing [[flow]]).
+  auto quoted = parse_scenario("a = 1\n[ \"link\" ]\n", "x.toml");
+  if (!quoted) {
+    EXPECT_EQ(quoted.error().find("table header"), std::string::npos) << quoted.error();
+  }
 }
 
 TEST(ScenarioLoad, BadExpectationIsReported) {
