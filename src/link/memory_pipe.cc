@@ -22,8 +22,25 @@ void MemoryPipe::enqueue(Side from, std::span<const uint8_t> packet) {
     return;
   }
   ++st.sent;
+  std::vector<uint8_t> bytes;
+  if (!pool_.empty()) {
+    bytes = std::move(pool_.back());
+    pool_.pop_back();
+  }
+  bytes.assign(packet.begin(), packet.end());
   // A fixed delay keeps each direction FIFO: due times never decrease.
-  q.push_back(Packet{now_ + cfg_.delay, next_order_++, {packet.begin(), packet.end()}});
+  q.push_back(Packet{now_ + cfg_.delay, next_order_++, std::move(bytes)});
+}
+
+void MemoryPipe::Fifo::push_back(Packet&& p) {
+  if (n_ == slots_.size()) {
+    std::vector<Packet> bigger(slots_.empty() ? 64 : slots_.size() * 2);
+    for (size_t i = 0; i < n_; ++i) bigger[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    slots_.swap(bigger);
+    head_ = 0;
+  }
+  slots_[(head_ + n_) & (slots_.size() - 1)] = std::move(p);
+  ++n_;
 }
 
 std::optional<Side> MemoryPipe::due_side(Time now) const {

@@ -4,6 +4,10 @@
 // delivers them, so nothing happens behind the driver's back (no threads, no
 // clock, no reentrancy into a Stack from inside another Stack's transmit).
 //
+// Steady state allocates nothing: a delivered packet's buffer goes back to a
+// pool the next transmit reuses, and each direction's FIFO is a ring that
+// only grows (to at most queue_limit entries).
+//
 // Driver loop (see pump_until below):
 //   pipe.set_now(t); stack_a.advance(t); ...       // transmits are stamped t
 //   pipe.deliver_due(t, fn)                         // fn(side, bytes) -> Stack::input
@@ -11,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <span>
@@ -69,13 +72,33 @@ class MemoryPipe {
   size_t deliver_due(Time now, Fn&& fn);
 
   size_t queued(Side from) const { return q_[idx(from)].size(); }
+  // Packet buffers waiting for reuse (bounded by the most ever queued at once).
+  size_t pooled() const { return pool_.size(); }
   const PipeStats& stats(Side from) const { return stats_[idx(from)]; }
 
  private:
   struct Packet {
     Time due;
-    uint64_t order;
+    uint64_t order = 0;
     std::vector<uint8_t> bytes;
+  };
+  // One direction's FIFO: a ring of packets, doubling when full.
+  class Fifo {
+   public:
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    const Packet& front() const { return slots_[head_]; }
+    Packet& front() { return slots_[head_]; }
+    void push_back(Packet&& p);
+    void pop_front() {
+      head_ = (head_ + 1) & (slots_.size() - 1);
+      --n_;
+    }
+
+   private:
+    std::vector<Packet> slots_;  // zero or a power of two
+    size_t head_ = 0;
+    size_t n_ = 0;
   };
   class End : public Netif {
    public:
@@ -99,7 +122,8 @@ class MemoryPipe {
   Filter filter_;
   End end_a_{*this, Side::A};
   End end_b_{*this, Side::B};
-  std::deque<Packet> q_[2];  // indexed by the sending side
+  Fifo q_[2];  // indexed by the sending side
+  std::vector<std::vector<uint8_t>> pool_;  // delivered packets' buffers, for reuse
   PipeStats stats_[2];
 };
 
@@ -108,11 +132,12 @@ size_t MemoryPipe::deliver_due(Time now, Fn&& fn) {
   set_now(now);
   size_t n = 0;
   while (auto from = due_side(now)) {
-    Packet p = std::move(q_[idx(*from)].front());
+    std::vector<uint8_t> bytes = std::move(q_[idx(*from)].front().bytes);
     q_[idx(*from)].pop_front();
     ++stats_[idx(*from)].delivered;
     ++n;
-    fn(peer(*from), std::span<const uint8_t>(p.bytes));
+    fn(peer(*from), std::span<const uint8_t>(bytes));
+    pool_.push_back(std::move(bytes));
   }
   return n;
 }

@@ -237,7 +237,7 @@ bool Receiver::set_quickack(bool on) {
 bool Receiver::cleanup_rbuf(size_t copied) const {
   bool time_to_ack = false;
   if (ack_pending_) {
-    const bool drained = rcvq_bytes_ == 0 && ofo_.empty();
+    const bool drained = rcvq_.empty() && ofo_.empty();
     if (seq_len(rcv_wup_, rcv_nxt_) > rcv_mss_ ||
         (copied > 0 && (pushed2_ || (pushed_ && !in_pingpong_mode())) && drained)) {
       time_to_ack = true;

@@ -146,10 +146,10 @@ void Receiver::queue_in_order(Time now, std::span<const uint8_t> data, bool fin,
     // (highest first); if the buffer still cannot hold the segment (the
     // buffer shrank under an announced window) drop it: TcpExtTCPRcvQDrop.
     if (charged() + len > rcvbuf_) {
-      const uint64_t keep = rcvbuf_ > rcvq_bytes_ + len ? rcvbuf_ - rcvq_bytes_ - len : 0;
+      const uint64_t keep = rcvbuf_ > rcvq_.size() + len ? rcvbuf_ - rcvq_.size() - len : 0;
       if (ofo_.prune(keep) > 0) ofo_fin_.reset();
     }
-    if (rcvq_bytes_ + len > rcvbuf_) {
+    if (rcvq_.size() + len > rcvbuf_) {
       c.inc(Counter::TcpExtTCPRcvQDrop);
       out.drop = RcvDrop::kNoMemory;
       out.trimmed += len;
@@ -157,8 +157,7 @@ void Receiver::queue_in_order(Time now, std::span<const uint8_t> data, bool fin,
       ack_pending_ = true;
       return;
     }
-    rcvq_.insert(rcvq_.end(), data.begin(), data.end());
-    rcvq_bytes_ += len;
+    rcvq_.append(data);
     rcv_nxt_ += len;
     bytes_received_ += len;
     out.in_order += len;
@@ -178,7 +177,6 @@ void Receiver::queue_in_order(Time now, std::span<const uint8_t> data, bool fin,
   if (ofo_.empty() && !ofo_fin_) return;
   const uint32_t pulled = ofo_.pull(rcv_nxt_, rcvq_);
   if (pulled > 0) {
-    rcvq_bytes_ += pulled;
     rcv_nxt_ += pulled;
     bytes_received_ += pulled;
     out.in_order += pulled;
@@ -208,7 +206,7 @@ void Receiver::queue_ofo(Seq32 seq, std::span<const uint8_t> data, bool fin, Dat
   if (charged() + need > rcvbuf_) {
     // Linux tcp_prune_ofo_queue: drop the highest ranges, but only those
     // above where this segment lands; else drop the segment itself.
-    const uint64_t keep = rcvbuf_ > rcvq_bytes_ + need ? rcvbuf_ - rcvq_bytes_ - need : 0;
+    const uint64_t keep = rcvbuf_ > rcvq_.size() + need ? rcvbuf_ - rcvq_.size() - need : 0;
     if (ofo_.prune(keep, seq) > 0) ofo_fin_.reset();
     if (charged() + need > rcvbuf_) {
       c.inc(Counter::TcpExtTCPOFODrop);
@@ -287,12 +285,12 @@ size_t Receiver::sack_blocks(std::span<SeqRange> out, size_t max_blocks) const {
 ReadResult Receiver::read(Time now, std::span<uint8_t> out, bool peek, Counters& c) {
   flush_counters(c);
   ReadResult r;
-  const size_t n = std::min<size_t>(out.size(), rcvq_bytes_);
-  std::copy_n(rcvq_.begin(), n, out.begin());
+  const size_t n = rcvq_.peek(out);
   r.bytes = n;
   if (peek || n == 0) return r;
-  rcvq_.erase(rcvq_.begin(), rcvq_.begin() + static_cast<std::ptrdiff_t>(n));
-  rcvq_bytes_ -= n;
+  rcvq_.consume(n);
+  // Nothing follows a FIN: a drained queue gives its storage back.
+  if (fin_in_order_) rcvq_.release();
   copied_seq_ += static_cast<uint32_t>(n);
   rcv_space_adjust(now);
   r.window_update = cleanup_rbuf(n);

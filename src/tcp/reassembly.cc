@@ -87,7 +87,7 @@ OfoInsert Reassembly::insert(Seq32 seq, std::span<const uint8_t> data, uint64_t 
   return r;
 }
 
-uint32_t Reassembly::pull(Seq32 rcv_nxt, std::deque<uint8_t>& out) {
+uint32_t Reassembly::pull(Seq32 rcv_nxt, RcvQueue& out) {
   // Whole blocks already below rcv.nxt (covered by in-order data) go first.
   size_t gone = 0;
   while (gone < blocks_.size() && blocks_[gone].range.end <= rcv_nxt) {
@@ -100,7 +100,7 @@ uint32_t Reassembly::pull(Seq32 rcv_nxt, std::deque<uint8_t>& out) {
   OfoBlock& b = blocks_.front();
   const uint32_t skip = seq_len(b.range.begin, rcv_nxt);
   const auto moved = static_cast<uint32_t>(b.data.size() - skip);
-  out.insert(out.end(), b.data.begin() + skip, b.data.end());
+  out.append(std::span<const uint8_t>(b.data).subspan(skip));
   bytes_ -= b.data.size();
   blocks_.erase(blocks_.begin());
   return moved;

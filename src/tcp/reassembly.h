@@ -12,11 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "tcp/rcv_queue.h"
 #include "weir/seq.h"
 
 namespace weir::tcp {
@@ -46,7 +46,7 @@ class Reassembly {
 
   // Drops everything below `rcv_nxt`, then moves the bytes that start at
   // `rcv_nxt` and are contiguous into `out`. Returns how many moved.
-  uint32_t pull(Seq32 rcv_nxt, std::deque<uint8_t>& out);
+  uint32_t pull(Seq32 rcv_nxt, RcvQueue& out);
 
   // Drops whole ranges, highest sequence first, until mem() <= max_mem,
   // but never a range that begins at or below `floor` (Linux

@@ -62,7 +62,7 @@ uint32_t Receiver::space_from_win(uint64_t win) const {
 uint32_t Receiver::full_space() const { return win_from_space(rcvbuf_); }
 
 uint32_t Receiver::free_space() const {
-  const uint64_t used = rcvq_bytes_ + ofo_.bytes();
+  const uint64_t used = rcvq_.size() + ofo_.bytes();
   const uint32_t full = full_space();
   return used >= full ? 0 : static_cast<uint32_t>(full - used);
 }

@@ -52,10 +52,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 
+#include "tcp/rcv_queue.h"
 #include "tcp/reassembly.h"
 #include "weir/config.h"
 #include "weir/counters.h"
@@ -191,9 +191,9 @@ class Receiver {
 
   // ---- the application ------------------------------------------------------
   ReadResult read(Time now, std::span<uint8_t> out, bool peek, Counters& c);
-  size_t readable() const { return static_cast<size_t>(rcvq_bytes_); }
+  size_t readable() const { return rcvq_.size(); }
   bool fin_received() const { return fin_in_order_; }
-  bool eof() const { return fin_in_order_ && rcvq_bytes_ == 0; }
+  bool eof() const { return fin_in_order_ && rcvq_.empty(); }
   bool window_update_needed() const;  // tcp_cleanup_rbuf's test, without reading
 
   // ---- outgoing segments ----------------------------------------------------
@@ -275,7 +275,7 @@ class Receiver {
                       DataOutcome& out, Counters& c);
   void queue_ofo(Seq32 seq, std::span<const uint8_t> data, bool fin, DataOutcome& out,
                  Counters& c);
-  uint64_t charged() const { return rcvq_bytes_ + ofo_.mem(); }
+  uint64_t charged() const { return rcvq_.size() + ofo_.mem(); }
 
   ReceiverConfig cfg_;
   // RFC 9293 §3.3.1 receive sequence variables.
@@ -300,8 +300,7 @@ class Receiver {
   bool rcvbuf_locked_ = false;   // SO_RCVBUF set: no autotuning (SOCK_RCVBUF_LOCK)
 
   // In-order data not yet read (bounded by the buffer).
-  std::deque<uint8_t> rcvq_;
-  uint64_t rcvq_bytes_ = 0;
+  RcvQueue rcvq_;
   Seq32 copied_seq_;        // next byte the application will read (Linux copied_seq)
   bool fin_in_order_ = false;
   Reassembly ofo_;

@@ -69,6 +69,36 @@ TEST(MemoryPipe, ZeroDelayRepliesSentDuringDeliveryArriveInTheSameCall) {
   EXPECT_EQ(order, (std::vector<uint8_t>{1, 2}));
 }
 
+// Delivered buffers are reused by later transmits: a reused buffer carries
+// exactly the new packet (length and bytes), the ring keeps FIFO order
+// across its growth and wrap, and the pool never holds more buffers than
+// were ever queued at once.
+TEST(MemoryPipe, ReusedBuffersCarryExactlyTheNewPacketInOrder) {
+  MemoryPipe p({.delay = Duration::ms(1), .queue_limit = 1000});
+  std::vector<std::vector<uint8_t>> got;
+  auto sink = [&](Side, std::span<const uint8_t> b) { got.emplace_back(b.begin(), b.end()); };
+  uint8_t tag = 0;
+  int64_t t = 0;
+  for (int round = 0; round < 5; ++round) {
+    p.set_now(at(t));
+    const size_t burst = 100 + 70 * round;  // grows the ring, then wraps it
+    for (size_t i = 0; i < burst; ++i) {
+      ++tag;
+      p.a().transmit(pkt(tag, i % 2 ? 1500 : 40 + i % 7));  // long and short alternate
+    }
+    got.clear();
+    t += 1;
+    p.deliver_due(at(t), sink);
+    ASSERT_EQ(got.size(), burst);
+    for (size_t i = 0; i < burst; ++i) {
+      const uint8_t want = static_cast<uint8_t>(tag - burst + 1 + i);
+      EXPECT_EQ(got[i], pkt(want, i % 2 ? 1500 : 40 + i % 7)) << "round " << round << " packet " << i;
+    }
+    EXPECT_LE(p.pooled(), burst);
+  }
+  EXPECT_EQ(p.pooled(), 100u + 70 * 4);  // the largest burst's buffers, kept for reuse
+}
+
 TEST(MemoryPipe, BoundedQueueCountsTailDrops) {
   MemoryPipe p({.delay = Duration::ms(1), .queue_limit = 3});
   for (uint8_t i = 0; i < 5; ++i) p.a().transmit(pkt(i));

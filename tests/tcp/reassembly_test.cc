@@ -2,7 +2,6 @@
 // pruning and a randomized comparison against a byte-map model.
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <map>
 #include <random>
 #include <vector>
@@ -83,14 +82,14 @@ TEST(Reassembly, PullMovesOnlyContiguousBytesAndDropsStaleOnes) {
   Reassembly q;
   q.insert(Seq32(100), bytes(100, 1), 1);  // [100,200)
   q.insert(Seq32(250), bytes(50, 2), 2);   // [250,300)
-  std::deque<uint8_t> out;
+  RcvQueue out;
   EXPECT_EQ(q.pull(Seq32(90), out), 0u);  // hole before the first range
   EXPECT_EQ(q.size(), 2u);
   EXPECT_EQ(q.pull(Seq32(150), out), 50u);  // in-order data reached into the range
   EXPECT_EQ(out.size(), 50u);
   EXPECT_EQ(q.size(), 1u);
   EXPECT_EQ(q.bytes(), 50u);
-  out.clear();
+  out.consume(out.size());
   EXPECT_EQ(q.pull(Seq32(320), out), 0u);  // everything below rcv.nxt is discarded
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.bytes(), 0u);
@@ -106,10 +105,12 @@ TEST(Reassembly, WorksAcrossSequenceWrap) {
   EXPECT_EQ(q.blocks()[0].range.len(), 0x180u);
   EXPECT_NE(q.find(Seq32(0x10)), nullptr);
   EXPECT_EQ(q.find(Seq32(0x80)), nullptr);
-  std::deque<uint8_t> out;
+  RcvQueue out;
   EXPECT_EQ(q.pull(base, out), 0x180u);
-  EXPECT_EQ(out.front(), 1);
-  EXPECT_EQ(out.back(), 2);
+  std::vector<uint8_t> got(0x180);
+  ASSERT_EQ(out.peek(got), 0x180u);
+  EXPECT_EQ(got.front(), 1);
+  EXPECT_EQ(got.back(), 2);
 }
 
 TEST(Reassembly, PruneDropsHighestFirstAndStopsAtTheFloor) {
