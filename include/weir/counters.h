@@ -35,6 +35,7 @@ namespace weir {
   X(TcpExtTCPTimeWaitOverflow) X(TcpExtTCPReqQFullDoCookies) X(TcpExtTCPReqQFullDrop) \
   X(TcpExtTCPRetransFail) X(TcpExtTCPRcvCoalesce) X(TcpExtTCPOFOQueue)        \
   X(TcpExtTCPOFODrop) X(TcpExtTCPOFOMerge) X(TcpExtTCPChallengeACK)           \
+  X(TcpExtPruneCalled) X(TcpExtRcvPruned) X(TcpExtOfoPruned)                 \
   X(TcpExtTCPSYNChallenge) X(TcpExtTCPSpuriousRtxHostQueues) X(TcpExtTCPAutoCorking) \
   X(TcpExtTCPFromZeroWindowAdv) X(TcpExtTCPToZeroWindowAdv) X(TcpExtTCPWantZeroWindowAdv) \
   X(TcpExtTCPSynRetrans) X(TcpExtTCPOrigDataSent) X(TcpExtTCPHystartTrainDetect) \

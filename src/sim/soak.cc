@@ -356,12 +356,14 @@ std::string open(SoakWorld& w) {
 
 }  // namespace
 
-SoakResult run_soak(const SoakCase& c) {
+SoakResult run_soak(const SoakCase& c, const SoakTrace& trace) {
   SoakResult res;
   res.seed = c.seed;
   res.bound = c.bound;
   SoakWorld w;
   build(w, c);
+  if (trace.client) w.a->stack().set_trace(trace.client);
+  if (trace.server) w.b->stack().set_trace(trace.server);
   if (std::string e = open(w); !e.empty()) {
     res.error = e;
     return res;

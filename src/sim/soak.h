@@ -15,6 +15,7 @@
 
 #include "sim/link.h"
 #include "weir/time.h"
+#include "weir/trace.h"
 
 namespace weir::sim {
 
@@ -65,6 +66,14 @@ struct SoakResult {
   uint64_t retrans = 0;     // both senders' tcpi_total_retrans
 };
 
-SoakResult run_soak(const SoakCase& c);
+// Diagnostics: when set, each host's trace samples (every ACK, send,
+// retransmission, RTO, ...) go to its sink; a replayed seed can be followed
+// ACK by ACK (srtt, cwnd, snd.una) without touching the engine.
+struct SoakTrace {
+  TraceSink* client = nullptr;
+  TraceSink* server = nullptr;
+};
+
+SoakResult run_soak(const SoakCase& c, const SoakTrace& trace = {});
 
 }  // namespace weir::sim

@@ -146,10 +146,17 @@ void Receiver::queue_in_order(Time now, std::span<const uint8_t> data, bool fin,
     // (highest first); if the buffer still cannot hold the segment (the
     // buffer shrank under an announced window) drop it: TcpExtTCPRcvQDrop.
     if (charged() + len > rcvbuf_) {
+      c.inc(Counter::TcpExtPruneCalled);  // Linux tcp_prune_queue
       const uint64_t keep = rcvbuf_ > rcvq_.size() + len ? rcvbuf_ - rcvq_.size() - len : 0;
-      if (ofo_.prune(keep) > 0) ofo_fin_.reset();
+      if (ofo_.prune(keep) > 0) {
+        c.inc(Counter::TcpExtOfoPruned);  // Linux tcp_prune_ofo_queue: once per call that dropped
+        ofo_fin_.reset();
+      }
     }
     if (rcvq_.size() + len > rcvbuf_) {
+      // Linux tcp_prune_queue: still no room after pruning (TcpExtRcvPruned),
+      // then tcp_data_queue's drop (TcpExtTCPRcvQDrop).
+      c.inc(Counter::TcpExtRcvPruned);
       c.inc(Counter::TcpExtTCPRcvQDrop);
       out.drop = RcvDrop::kNoMemory;
       out.trimmed += len;
@@ -204,11 +211,16 @@ void Receiver::queue_ofo(Seq32 seq, std::span<const uint8_t> data, bool fin, Dat
   const bool joins = len > 0 && (ofo_.find(seq - 1) || ofo_.find(seq) || ofo_.find(seq + len));
   const uint64_t need = uint64_t{len} + (joins ? 0 : Reassembly::kRangeOverhead);
   if (charged() + need > rcvbuf_) {
+    c.inc(Counter::TcpExtPruneCalled);  // Linux tcp_try_rmem_schedule -> tcp_prune_queue
     // Linux tcp_prune_ofo_queue: drop the highest ranges, but only those
     // above where this segment lands; else drop the segment itself.
     const uint64_t keep = rcvbuf_ > rcvq_.size() + need ? rcvbuf_ - rcvq_.size() - need : 0;
-    if (ofo_.prune(keep, seq) > 0) ofo_fin_.reset();
+    if (ofo_.prune(keep, seq) > 0) {
+      c.inc(Counter::TcpExtOfoPruned);
+      ofo_fin_.reset();
+    }
     if (charged() + need > rcvbuf_) {
+      c.inc(Counter::TcpExtRcvPruned);
       c.inc(Counter::TcpExtTCPOFODrop);
       out.drop = RcvDrop::kNoMemory;
       out.trimmed += len;

@@ -49,6 +49,46 @@ TEST(OfoFlood, ReassemblyMemoryStaysWithinTheReceiveBuffer) {
   EXPECT_GT(rig.data(next, 1000).in_order, 0u) << "the connection takes new in-order data";
 }
 
+// Linux's prune counters (tcp_prune_queue, tcp_prune_ofo_queue): every
+// attempt to make room counts TcpExtPruneCalled; one that drops held ranges
+// counts TcpExtOfoPruned; one that still finds no room counts
+// TcpExtRcvPruned (and the segment is dropped, TcpExtTCPOFODrop). Ranges are
+// pruned only above where the new segment lands.
+TEST(OfoFlood, PruningIsCountedAsLinuxCountsIt) {
+  Rig rig(tcp::testing::linux_defaults());
+  const uint32_t wnd = rig.r.receive_window();
+  auto get = [&](Counter k) { return rig.c.get(k); };
+  // Ascending one-byte segments, each its own range: once the buffer is
+  // full, every new one lands above all held ranges, so nothing may be
+  // pruned and the segment itself goes.
+  uint32_t off = 3;
+  while (get(Counter::TcpExtPruneCalled) == 0 && off + 2 < wnd) {
+    rig.data(off, 1);
+    off += 2;
+  }
+  ASSERT_EQ(get(Counter::TcpExtPruneCalled), 1u) << "the flood reached the buffer";
+  for (int i = 0; i < 10; ++i, off += 2) EXPECT_EQ(rig.data(off, 1).drop, tcp::RcvDrop::kNoMemory);
+  EXPECT_EQ(get(Counter::TcpExtPruneCalled), 11u);
+  EXPECT_EQ(get(Counter::TcpExtRcvPruned), 11u);
+  EXPECT_EQ(get(Counter::TcpExtTCPOFODrop), 11u);
+  EXPECT_EQ(get(Counter::TcpExtOfoPruned), 0u) << "nothing above the new segment to prune";
+  // A segment below the held ranges: the highest ranges make room for it.
+  const uint64_t held = rig.r.ofo().mem();
+  EXPECT_EQ(rig.data(1, 1).drop, tcp::RcvDrop::kNone);
+  EXPECT_EQ(get(Counter::TcpExtPruneCalled), 12u);
+  EXPECT_EQ(get(Counter::TcpExtOfoPruned), 1u);
+  EXPECT_EQ(get(Counter::TcpExtRcvPruned), 11u) << "room was made";
+  EXPECT_LE(rig.r.ofo().mem(), held);
+  // In-order data into a full buffer prunes out-of-order data too (Linux
+  // tcp_data_queue -> tcp_try_rmem_schedule); it is taken.
+  EXPECT_GE(rig.data(0, 1000).in_order, 1000u);
+  EXPECT_EQ(get(Counter::TcpExtPruneCalled), 13u);
+  EXPECT_EQ(get(Counter::TcpExtOfoPruned), 2u);
+  measured("ofo.prune_called", static_cast<double>(get(Counter::TcpExtPruneCalled)));
+  measured("ofo.ofo_pruned", static_cast<double>(get(Counter::TcpExtOfoPruned)));
+  measured("ofo.rcv_pruned", static_cast<double>(get(Counter::TcpExtRcvPruned)));
+}
+
 // The same through the stack: a flood beyond any hole for ten receive
 // buffers' worth of data, then the missing segment and a retransmission of
 // what was pruned; the application reads the exact stream.

@@ -1,0 +1,223 @@
+// The SACK-panic class (Linux CVE-2019-11477/11478/11479, issue 9): CPU per
+// ACK and heap per connection when a peer attacks the sender's scoreboard,
+// against a plain cumulative ACK measured in the same run.
+//
+// Each benchmark is one Stack (the victim, a sender) with a scripted peer:
+// the peer's ACKs are built as datagrams with valid checksums and go through
+// Stack::input (parse, checksum, the whole ACK path and whatever the stack
+// sends in answer). The flight is set up once, outside the timing.
+//
+//   BM_PlainAck          every ACK acknowledges the next packet (the cost
+//                        of a normal ACK, new data sent in answer)
+//   BM_SackEveryOtherByte 4 one-byte SACK blocks inside packets per ACK
+//                        (CVE-2019-11478: would split the queue into bytes)
+//   BM_SackMidPacket     4 blocks per ACK that start and end inside packets
+//                        (CVE-2019-11477: fragmenting SACK blocks)
+//   BM_SackEveryOtherPacket 4 blocks per ACK, each one whole packet, every
+//                        other packet, walking the window then repeating
+//
+// Arg(0): the peer's MSS (48 = tcp_min_snd_mss, what CVE-2019-11479's tiny
+// MSS becomes; 1460). Counters: heap_growth_per_ack (bytes the attack made
+// the victim allocate and keep, per ACK), heap_per_conn (heap held by the
+// stack and its connection after the write: send buffer and the scoreboard
+// of the flight, from mallinfo2), segments_out_per_ack.
+#include <benchmark/benchmark.h>
+
+#include <malloc.h>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "weir/stack.h"
+#include "wire/packet.h"
+
+namespace weir {
+namespace {
+
+using namespace wire::tcp_flag;
+
+constexpr uint32_t kFlight = 1000;  // packets in flight (initial_cwnd)
+constexpr uint32_t kAcks = 10000;    // iterations of every case
+
+class CountingNetif final : public Netif {
+ public:
+  void transmit(std::span<const uint8_t> p) override {
+    ++sent;
+    if (keep) last.assign(p.begin(), p.end());
+  }
+  uint32_t mtu() const override { return 1500; }
+  uint64_t sent = 0;
+  bool keep = true;
+  std::vector<uint8_t> last;
+};
+
+// Heap in use: small chunks plus the mmap()ed large ones (send buffer).
+size_t heap_in_use() {
+  const struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+// A sender with kFlight packets of `mss` bytes outstanding to a peer that
+// negotiated SACK (no timestamps, window 8 MB).
+class Victim {
+ public:
+  explicit Victim(uint16_t mss) : mss_(mss) {
+    StackConfig cfg;
+    cfg.initial_cwnd = kFlight;
+    cfg.tcp_wmem = {4096, 32u << 20, 32u << 20};
+    const size_t before = heap_in_use();
+    stack_ = std::make_unique<Stack>(cfg, nif_);
+    stack_->add_address(local_);
+    s_ = *stack_->socket();
+    (void)stack_->connect(now_, s_, Endpoint{remote_, 80});
+    auto syn = wire::parse_tcp_packet(nif_.last);
+    iss_ = syn->tcp.seq;
+    local_port_ = syn->tcp.src_port;
+    wire::TcpHeader h = header(SYN | ACK, iss_ + 1);
+    h.options.mss = mss;
+    h.options.wscale = 7;
+    h.options.sack_permitted = true;
+    inject(h);
+    // Enough for the flight plus one new packet per plain ACK.
+    std::vector<uint8_t> data(size_t{kFlight + kAcks + 16} * mss, 0x5a);
+    size_t off = 0;
+    while (off < data.size()) {
+      auto w = stack_->send(now_, s_, std::span(data).subspan(off));
+      if (!w || *w == 0) break;
+      off += *w;
+    }
+    heap_per_conn = heap_in_use() - before;
+    nif_.keep = false;
+    una_ = iss_ + 1;
+  }
+
+  // The peer's ACK of `ack` carrying `blocks`.
+  void ack(Seq32 ack, std::span<const SeqRange> blocks) {
+    wire::TcpHeader h = header(ACK, ack);
+    for (const SeqRange& b : blocks) h.options.add_sack(b);
+    inject(h);
+  }
+  void tick() { now_ += Duration::us(5); }
+
+  Seq32 una_;
+  uint32_t mss_;
+  size_t heap_per_conn = 0;
+  CountingNetif nif_;
+
+ private:
+  wire::TcpHeader header(uint8_t flags, Seq32 ack) const {
+    wire::TcpHeader h;
+    h.src_port = 80;
+    h.dst_port = local_port_;
+    h.seq = peer_isn_ + ((flags & SYN) ? 0 : 1);
+    h.ack = ack;
+    h.flags = flags;
+    h.window = 65535;
+    return h;
+  }
+  void inject(const wire::TcpHeader& h) {
+    wire::IpInfo ip;
+    ip.src = remote_;
+    ip.dst = local_;
+    ip.version = 4;
+    buf_.resize(wire::tcp_packet_size(ip, h, 0));
+    wire::build_tcp_packet(ip, h, {}, buf_);
+    stack_->input(now_, buf_);
+  }
+
+  std::unique_ptr<Stack> stack_;
+  SocketId s_ = kNoSocket;
+  Time now_ = Time::zero() + Duration::s(1);
+  IpAddr local_ = IpAddr::v4(10, 0, 0, 1);
+  IpAddr remote_ = IpAddr::v4(10, 0, 0, 2);
+  Seq32 iss_;
+  Seq32 peer_isn_{7000};
+  uint16_t local_port_ = 0;
+  std::vector<uint8_t> buf_;
+};
+
+void report(benchmark::State& state, const Victim& v, size_t heap0, uint64_t sent0) {
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["heap_per_conn"] = benchmark::Counter(static_cast<double>(v.heap_per_conn));
+  state.counters["heap_growth_per_ack"] =
+      benchmark::Counter(static_cast<double>(static_cast<int64_t>(heap_in_use() - heap0)) / n);
+  state.counters["segments_out_per_ack"] = benchmark::Counter(static_cast<double>(v.nif_.sent - sent0) / n);
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Runs `make_blocks(i, blocks)` -> block count for ACK number i at snd.una.
+template <typename F>
+void run_attack(benchmark::State& state, F make_blocks) {
+  Victim v(static_cast<uint16_t>(state.range(0)));
+  std::array<SeqRange, wire::kMaxSackBlocks> blocks{};
+  const size_t heap0 = heap_in_use();
+  const uint64_t sent0 = v.nif_.sent;
+  uint32_t i = 0;
+  for (auto _ : state) {
+    const size_t n = make_blocks(v, i++, blocks);
+    v.ack(v.una_, std::span(blocks.data(), n));
+    v.tick();
+  }
+  report(state, v, heap0, sent0);
+}
+
+void BM_PlainAck(benchmark::State& state) {
+  Victim v(static_cast<uint16_t>(state.range(0)));
+  const size_t heap0 = heap_in_use();
+  const uint64_t sent0 = v.nif_.sent;
+  for (auto _ : state) {
+    v.una_ += v.mss_;
+    v.ack(v.una_, {});
+    v.tick();
+  }
+  report(state, v, heap0, sent0);
+}
+
+// One-byte blocks at odd offsets inside packets, moving on every ACK.
+void BM_SackEveryOtherByte(benchmark::State& state) {
+  run_attack(state, [](Victim& v, uint32_t i, auto& b) {
+    const uint32_t span = kFlight * v.mss_ - 16;
+    const uint32_t base = 1 + (i * 8) % span;
+    for (uint32_t k = 0; k < 4; ++k) b[k] = SeqRange{v.una_ + base + 2 * k, v.una_ + base + 2 * k + 1};
+    return size_t{4};
+  });
+}
+
+// Blocks that start and end inside packets (a third of the way in, two
+// thirds into the next), walking the flight.
+void BM_SackMidPacket(benchmark::State& state) {
+  run_attack(state, [](Victim& v, uint32_t i, auto& b) {
+    const uint32_t m = v.mss_;
+    for (uint32_t k = 0; k < 4; ++k) {
+      const uint32_t pkt = 1 + (i * 8 + 2 * k) % (kFlight - 3);
+      b[k] = SeqRange{v.una_ + pkt * m + m / 3, v.una_ + (pkt + 1) * m + 2 * m / 3};
+    }
+    return size_t{4};
+  });
+}
+
+// Whole packets, every other one, four per ACK; once the window is walked
+// the same blocks come again (duplicate SACKs).
+void BM_SackEveryOtherPacket(benchmark::State& state) {
+  run_attack(state, [](Victim& v, uint32_t i, auto& b) {
+    const uint32_t m = v.mss_;
+    for (uint32_t k = 0; k < 4; ++k) {
+      const uint32_t pkt = 1 + (i * 8 + 2 * k) % (kFlight - 2);
+      b[k] = SeqRange{v.una_ + pkt * m, v.una_ + (pkt + 1) * m};
+    }
+    return size_t{4};
+  });
+}
+
+// Fixed iteration counts keep the flight from running out (the plain ACKs
+// consume it) and every case comparable.
+BENCHMARK(BM_PlainAck)->Arg(48)->Arg(1460)->Iterations(kAcks);
+BENCHMARK(BM_SackEveryOtherByte)->Arg(48)->Arg(1460)->Iterations(kAcks);
+BENCHMARK(BM_SackMidPacket)->Arg(48)->Arg(1460)->Iterations(kAcks);
+BENCHMARK(BM_SackEveryOtherPacket)->Arg(48)->Arg(1460)->Iterations(kAcks);
+
+}  // namespace
+}  // namespace weir
+
+BENCHMARK_MAIN();
