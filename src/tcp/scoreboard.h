@@ -116,6 +116,16 @@ struct AckResult {
   // time, ties by end sequence): RACK.xmit_ts / RACK.end_seq input
   // (RFC 8985 §6.2 step 2) and the rate sample's packet.
   std::optional<DeliveredPacket> latest_delivered;
+  // What Linux's tcp_rack_advance() makes of this ACK (RFC 8985 §6.2 step
+  // 2): it is called per delivered packet, newly SACKed ones in sequence
+  // order (tcp_sacktag_write_queue sorts the blocks) and then the
+  // cumulatively ACKed ones (tcp_clean_rtx_queue), skipping a
+  // retransmission whose RTT is below min_rtt (set_rack_min_rtt()).
+  // `rack_latest` is the latest sent of those (RACK.xmit_ts, RACK.end_seq);
+  // `rack_rtt` the RTT of the last one processed (RACK.rtt: Linux
+  // overwrites it on every call, not only when RACK.xmit_ts moves).
+  std::optional<DeliveredPacket> rack_latest;
+  std::optional<Duration> rack_rtt;
   // Highest SACKed sequence after this ACK (Linux tcp_highest_sack_seq()).
   std::optional<Seq32> highest_sacked_end;
   // Reordering evidence (Linux tcp_check_sack_reordering()): how far below
@@ -153,6 +163,10 @@ class Scoreboard {
   // duplicate ACKs as Linux's tcp_add_reno_sack() does.
   void set_sack_enabled(bool on) { sack_enabled_ = on; }
   bool sack_enabled() const { return sack_enabled_; }
+  // The connection's min_rtt before the next ACK: RACK leaves out a
+  // delivered retransmission faster than this (AckResult::rack_latest).
+  // Zero (the default) leaves nothing out.
+  void set_rack_min_rtt(Duration d) { rack_min_rtt_ = d; }
 
   // --- transmission -------------------------------------------------------
   // New data [HighData, HighData + len) sent now, cut into packets of `mss`.
@@ -294,7 +308,12 @@ class Scoreboard {
     Seq32 reord_low;
     bool have_cum_rtt = false, have_sack_rtt = false;
     Time cum_first{}, cum_last{}, sack_first{}, sack_last{};
+    Time now{};
+    bool rack_by_cum = false;  // rack_rtt came from a cumulatively ACKed packet
+    Seq32 rack_rtt_end;        // end of the packet rack_rtt came from
   } scratch_;
+  Duration rack_min_rtt_ = Duration::zero();
+  void note_rack(const ScoreboardEntry& e, AckResult& r, Time now, bool by_sack);
 
   std::vector<Node> slab_;
   std::vector<uint32_t> free_;

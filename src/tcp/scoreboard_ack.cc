@@ -20,6 +20,7 @@ bool sent_after(Time t1, Seq32 seq1, Time t2, Seq32 seq2) {
 AckResult Scoreboard::on_ack(Seq32 ack, std::span<const SeqRange> blocks, Time now) {
   AckResult r;
   scratch_ = {};
+  scratch_.now = now;
   // Linux prior_fack: tcp_highest_sack_seq() before this ACK, which is the
   // END of the highest SACKed packet (Linux keeps a pointer to the packet
   // after it, tcp_advance_highest_sack()).
@@ -175,6 +176,7 @@ void Scoreboard::mark_sacked(uint32_t n, AckResult& r, Seq32 prior_fack) {
   r.sacked_bytes += e.seq.len();
   ++r.delivered_packets;
   note_delivered(e, r, true);
+  note_rack(e, r, scratch_.now, true);
   if (!have_highest_sack_ || counts_.sacked_out == 1 || highest_sack_ < e.seq.begin) {
     have_highest_sack_ = true;
     highest_sack_ = e.seq.begin;
@@ -194,6 +196,26 @@ void Scoreboard::note_delivered(const ScoreboardEntry& e, AckResult& r, bool) {
                  r.latest_delivered->end_seq)) {
     r.latest_delivered = DeliveredPacket{e.xmit_time, e.seq.end, e.ever_retrans(), e.rate};
   }
+}
+
+// Linux tcp_rack_advance() for one delivered packet, in Linux's order
+// (newly SACKed by ascending sequence, then cumulatively ACKed).
+void Scoreboard::note_rack(const ScoreboardEntry& e, AckResult& r, Time now, bool by_sack) {
+  const Duration rtt = now - e.xmit_time;
+  // RFC 8985 §6.2 step 2: a retransmission delivered sooner than min_rtt
+  // may be the original's delivery; it proves nothing.
+  if (e.ever_retrans() && rtt < rack_min_rtt_) return;
+  if (!r.rack_latest || sent_after(e.xmit_time, e.seq.end, r.rack_latest->xmit_time,
+                                   r.rack_latest->end_seq)) {
+    r.rack_latest = DeliveredPacket{e.xmit_time, e.seq.end, e.ever_retrans(), e.rate};
+  }
+  // The blocks may come in any order; Linux walks them sorted, so among
+  // SACKed packets the highest sequence is processed last, and every
+  // cumulatively ACKed one after those.
+  if (by_sack && (scratch_.rack_by_cum || (r.rack_rtt && e.seq.end < scratch_.rack_rtt_end))) return;
+  r.rack_rtt = rtt;
+  scratch_.rack_by_cum = !by_sack;
+  scratch_.rack_rtt_end = e.seq.end;
 }
 
 // Linux tcp_clean_rtx_queue(): free every packet the ACK covers entirely;
@@ -226,6 +248,7 @@ void Scoreboard::cum_ack(Seq32 ack, AckResult& r, Time) {
     if (!e.sacked()) {
       ++r.delivered_packets;
       note_delivered(e, r, false);
+      note_rack(e, r, scratch_.now, false);
     }
     account(e, -1);
     ++r.acked_packets;

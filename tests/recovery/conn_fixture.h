@@ -70,6 +70,7 @@ class Conn {
     recovery::RecoveryAck in;
     in.now = now_;
     in.prior_snd_una = prior_una;
+    sb_.set_rack_min_rtt(min_rtt);  // as the engine does before each ACK
     in.sb = sb_.on_ack(seq(cum), blocks, now_);
     in.snd_una = sb_.high_ack();
     in.snd_nxt = sb_.high_data();

@@ -90,6 +90,77 @@ TEST_P(RackTest, LostRetransmissionIsDetectedByTime) {
   t.h.check();
 }
 
+// Linux tcp_rack_advance() runs per delivered packet and overwrites RACK.rtt
+// each time: after a cumulative ACK that covers a fresh retransmission and,
+// behind it, an original sent long before, RACK.rtt is the original's RTT
+// (the last one processed) while RACK.xmit_ts stays at the retransmission.
+// With the retransmission's RTT the packet sent with the original would be
+// declared lost at once (gtests prr-ss-ack-below-snd_una-cubic).
+TEST_P(RackTest, RttIsTheLastProcessedPacketsNotTheLatestSent) {
+  SbHarness h(GetParam());
+  h.send(0, 4000, 1000);  // four packets at t0
+  h.advance(Duration::ms(10));
+  h.ack(0, {{3000, 4000}});
+  h.mark_lost(0);
+  h.retransmit(0, 1000, 1000);  // at t0 + 10 ms
+  h.advance(Duration::ms(12));
+  h.sb().set_rack_min_rtt(Duration::ms(10));
+  AckResult a = h.ack(2000);  // the retransmission and the original 1000:2000
+  ASSERT_TRUE(a.rack_latest && a.rack_rtt);
+  EXPECT_EQ(a.rack_latest->end_seq, h.seq(1000)) << "the retransmission was sent last";
+  EXPECT_EQ(*a.rack_rtt, Duration::ms(22)) << "1000:2000, processed after it";
+  Rack rack;
+  rack.advance(a);
+  EXPECT_EQ(rack.rtt(), Duration::ms(22));
+  // 2000:3000 was sent 22 ms ago: not overdue against RACK.rtt 22 ms + 2 ms.
+  auto r = rack.detect_loss(h.sb(), h.now(), Duration::ms(2), kRto);
+  EXPECT_EQ(r.newly_lost, 0u);
+  EXPECT_FALSE(r.reo_timeout.is_never());
+}
+
+// RFC 8985 §6.2 step 2: a retransmission delivered faster than min_rtt is
+// left out of the ACK's RACK sample; the original beside it still counts.
+TEST_P(RackTest, FastRetransmissionLeftOutOfTheAcksSample) {
+  SbHarness h(GetParam());
+  h.send(0, 2000, 1000);
+  h.advance(Duration::ms(30));
+  h.mark_lost(0);
+  h.retransmit(0, 1000, 1000);
+  h.advance(Duration::ms(5));
+  h.sb().set_rack_min_rtt(Duration::ms(30));
+  AckResult a = h.ack(2000);
+  ASSERT_TRUE(a.rack_latest && a.rack_rtt);
+  EXPECT_EQ(a.rack_latest->end_seq, h.seq(2000));
+  EXPECT_EQ(*a.rack_rtt, Duration::ms(35));
+  SbHarness g(GetParam());
+  g.send(0, 1000, 1000);
+  g.advance(Duration::ms(30));
+  g.mark_lost(0);
+  g.retransmit(0, 1000, 1000);
+  g.advance(Duration::ms(5));
+  g.sb().set_rack_min_rtt(Duration::ms(30));
+  AckResult b = g.ack(1000);
+  EXPECT_FALSE(b.rack_latest.has_value()) << "only an ambiguous retransmission was delivered";
+}
+
+// Among SACKed packets Linux processes the blocks in sequence order, so the
+// highest one sets RACK.rtt whatever order the blocks came in.
+TEST_P(RackTest, SackBlocksInAnyOrderGiveTheHighestPacketsRtt) {
+  SbHarness h(GetParam());
+  h.send(0, 1000, 1000);
+  h.advance(Duration::ms(5));
+  h.send(1000, 3000, 1000);
+  h.advance(Duration::ms(5));
+  h.send(3000, 4000, 1000);
+  h.advance(Duration::ms(20));
+  AckResult a = h.ack(0, {{3000, 4000}, {1000, 2000}});
+  ASSERT_TRUE(a.rack_rtt);
+  EXPECT_EQ(*a.rack_rtt, Duration::ms(20));
+  AckResult b = h.ack(0, {{2000, 3000}, {3000, 4000}});
+  ASSERT_TRUE(b.rack_rtt);
+  EXPECT_EQ(*b.rack_rtt, Duration::ms(25));
+}
+
 TEST(Rack, AmbiguousFastRetransmissionDoesNotAdvance) {
   Rack rack;
   const Time now = Time::from_ns(1'000'000'000);

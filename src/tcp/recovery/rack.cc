@@ -24,6 +24,16 @@ void Rack::advance(const DeliveredPacket& p, Time now, Duration min_rtt) {
   }
 }
 
+void Rack::advance(const AckResult& r) {
+  if (!r.rack_latest || !r.rack_rtt) return;
+  advanced_ = true;
+  rtt_ = *r.rack_rtt;
+  if (sent_after(r.rack_latest->xmit_time, r.rack_latest->end_seq, xmit_ts_, end_seq_)) {
+    xmit_ts_ = r.rack_latest->xmit_time;
+    end_seq_ = r.rack_latest->end_seq;
+  }
+}
+
 Duration Rack::reo_wnd(const ReoWndInput& in) const {
   if (in.reord_seen == 0) {
     // RFC 8985 §6.2 step 4 / Linux: without evidence of reordering be

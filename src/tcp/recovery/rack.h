@@ -50,6 +50,11 @@ class Rack {
   // delivers. A retransmitted packet whose RTT is below min_rtt is ambiguous
   // (the original may have been delivered) and is ignored.
   void advance(const DeliveredPacket& p, Time now, Duration min_rtt);
+  // The same for a whole ACK, as the scoreboard summarised it
+  // (AckResult::rack_latest / rack_rtt, already filtered by min_rtt):
+  // RACK.rtt is the RTT of the last packet Linux processed, which need not
+  // be the latest sent.
+  void advance(const AckResult& r);
 
   // RFC 8985 §6.2 step 4: the reordering window. Zero (detect at once) when
   // no reordering was ever seen and either recovery is under way or

@@ -95,7 +95,7 @@ void RecoveryMachine::bookkeeping(Ctx& c) {
   if (cfg_.sack && r.reordering_bytes) {
     reord_.on_sack_reordering(r.reordering_bytes, c.in.mss, false, c.mib);
   }
-  if (cfg_.sack && r.latest_delivered) rack_.advance(*r.latest_delivered, c.in.now, c.in.min_rtt);
+  if (cfg_.sack) rack_.advance(r);
   std::optional<uint64_t> prior_delivered;
   if (r.latest_delivered && r.latest_delivered->rate.valid) {
     prior_delivered = r.latest_delivered->rate.delivered;
