@@ -1,14 +1,35 @@
 #!/usr/bin/env bash
 # The seed-004 experiment replayed on real stacks (issue 8): Linux CUBIC and
 # weir CUBIC each send MB megabytes through `weir emu` configured as the
-# seed's path (50 Mbit/s, 150 ms RTT, 619-packet drop-tail buffer), and the
-# slow-start exit is read from the sender: the first `ssthresh` that `ss -ti`
-# (Linux) or `weir ss` (weir) shows, with the cwnd at that sample.
-# Usage: bench/seed004.sh [BUILD_DIR]   env: MB (20). Needs root.
+# seed's path (50 Mbit/s, 75 ms each way = 150 ms RTT, 619-packet drop-tail
+# buffer), one emulator run per sender so each gets its own timing record.
+#
+# Which detector ended slow start, and at what cwnd:
+#  - Linux: the sender namespace's MIB (nstat TcpExtTCPHystartTrainDetect /
+#    TrainCwnd / DelayDetect / DelayCwnd: exact, counted by tcp_cubic when
+#    it sets ssthresh), cross-checked against `ss -ti` samples (every ~10 ms:
+#    the first sample showing ssthresh, and whether anything had been
+#    retransmitted by then);
+#  - weir: `weir ss`'s hystart_exit:REASON@CWND, and the same ss samples.
+#
+# Both senders are pinned to CUBIC (a new namespace inherits the host's
+# default congestion control, which on a host with bbr configured is bbr).
+# weir serve runs under SCHED_FIFO (SENDER_RT, default 40, below the
+# emulator's 50): Linux's sender handles each ACK inside the emulator's own
+# real-time thread (a TUN write runs the receiving stack), so without this
+# weir's ACK arrival times would carry the shared machine's scheduling
+# delays and Linux's would not.
+#
+# Usage: bench/seed004.sh [BUILD_DIR]
+#   env: MB (20), SENDER_RT (40; 0 = normal priority), EMU_ARGS (extra
+#   `weir emu` options, e.g. "--rt-prio 0 --spin-us 0" for the old timing),
+#   RUNS (1). Needs root.
 set -u
 BUILD=${1:-build/default}
 WEIR=$(readlink -f "${WEIR:-$BUILD/tools/weir/weir}")
 MB=${MB:-20}
+SENDER_RT=${SENDER_RT:-40}
+RUNS=${RUNS:-1}
 . "$(dirname "$0")/../tests/interop/lib.sh"
 interop_init seed004
 mkdir -p "$WORK/www" && make_file "$WORK/www/blob" "$MB"
@@ -16,49 +37,115 @@ A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24; tun_add "$B" tb 10.9.0.2/24
 ip -n "$A" route add 192.0.2.0/24 via 10.9.0.2 dev ta
 ip netns exec "$B" sysctl -qw net.ipv4.ip_forward=1
+for ns in "$A" "$B"; do ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=cubic; done
 link_toml "$WORK/link.toml" 'rate = "50Mbit"' 'delay = "75ms"' 'queue = 619'
-bg emu "$WEIR" emu --a "$A:ta" --b "$B:tb" --link "$WORK/link.toml" --json "$WORK/emu.json"
-EMU=$LAST_PID
-wait_for 10 grep -q running "$WORK/emu.log" || fail "weir emu did not start"
 
-# sample CMD... : every 20 ms while the transfer runs, into $WORK/samples
-sample() {
-  : >"$WORK/samples"
-  while kill -0 "$XFER" 2>/dev/null; do "$@" >>"$WORK/samples" 2>/dev/null; sleep 0.02; done
+start_emu() {  # start_emu NAME
+  # shellcheck disable=SC2086
+  bg "emu-$1" "$WEIR" emu --a "$A:ta" --b "$B:tb" --link "$WORK/link.toml" --json "$WORK/emu-$1.json" ${EMU_ARGS:-}
+  EMU=$LAST_PID
+  wait_for 10 grep -q running "$WORK/emu-$1.log" || fail "weir emu did not start"
 }
-first_exit() {  # the first sample line with ssthresh: "cwnd ssthresh" ("- -" if none)
-  cp "$WORK/samples" "$WORK/../seed004-$1.samples" 2>/dev/null
-  python3 - "$WORK/samples" <<'P'
+stop_emu() { kill -INT "$EMU"; wait "$EMU"; }
+
+# sample FILE CMD...: CMD every ~10 ms while $XFER runs, each output
+# prefixed by "@ <monotonic seconds>".
+sample() {
+  local out=$1; shift
+  : >"$out"
+  while kill -0 "$XFER" 2>/dev/null; do
+    { echo "@ $(cut -d' ' -f1 /proc/uptime)"; "$@"; } >>"$out" 2>/dev/null
+    sleep 0.01
+  done
+}
+
+# summary NAME SAMPLES EMU_JSON [NSTAT_FILE]: one JSON line.
+summary() {
+  python3 - "$@" <<'P'
+import json, re, sys
+name, samples, emu = sys.argv[1:4]
+nst = sys.argv[4] if len(sys.argv) > 4 else None
+r = {"sender": name}
+peak, first, hy = 0, None, None
+for line in open(samples):
+    c = re.search(r"(?:^|\s)cwnd:(\d+)", line)
+    if not c:
+        continue
+    cwnd = int(c.group(1))
+    t = re.search(r"(?:^|\s)ssthresh:(\d+)", line)
+    if first is None:
+        peak = max(peak, cwnd)
+        if t:
+            rt = re.search(r"bytes_retrans:(\d+)", line)
+            first = {"cwnd": cwnd, "ssthresh": int(t.group(1)), "bytes_retrans": int(rt.group(1)) if rt else 0}
+    h = re.search(r"hystart_exit:([a-z+-]+)@(\d+)", line)
+    if h:
+        hy = (h.group(1), int(h.group(2)))
+r["peak_cwnd_before_exit"] = peak
+r["first_ssthresh_sample"] = first
+if nst:
+    m = dict((k, int(v)) for k, v in re.findall(r"^(\S+)\s+(\d+)", open(nst).read(), re.M))
+    if m.get("TcpExtTCPHystartTrainDetect"):
+        hy = ("ack-train", m["TcpExtTCPHystartTrainCwnd"] // m["TcpExtTCPHystartTrainDetect"])
+    elif m.get("TcpExtTCPHystartDelayDetect"):
+        hy = ("delay", m["TcpExtTCPHystartDelayCwnd"] // m["TcpExtTCPHystartDelayDetect"])
+    r["mib"] = m
+if hy is None and first is not None:
+    hy = ("loss" if first["bytes_retrans"] > 0 else "unknown", first["cwnd"])
+r["detector"], r["exit_cwnd"] = hy if hy else ("none", 0)
+j = json.load(open(emu))
+r["emu"] = {d: {"within_50us": j[d]["timing"]["within_50us"], "mean_us": j[d]["timing"]["mean_us"],
+                "p99_bound_us": j[d]["timing"]["p99_bound_us"], "max_us": j[d]["timing"]["max_us"],
+                "drop_queue": j[d]["drop_queue"], "max_queue": j[d]["max_queue_packets"]} for d in ("a_to_b", "b_to_a")}
+r["emu"]["realtime"] = j.get("realtime")
+r["emu"]["timer_wake_late"] = j.get("timer_wake_late")
+print(json.dumps(r))
+P
+}
+
+nstat_diff() {  # counters in $WORK/nstat1 minus $WORK/nstat0
+  python3 - "$WORK/nstat0" "$WORK/nstat1" <<'P'
 import re, sys
-for line in open(sys.argv[1]):
-    c, t = re.search(r"(?:^|\s)cwnd:(\d+)", line), re.search(r"(?:^|\s)ssthresh:(\d+)", line)
-    if c and t:
-        print(c.group(1), t.group(1)); break
-else:
-    print("- -")
+a, b = (dict(re.findall(r"^(\S+)\s+(\d+)", open(f).read(), re.M)) for f in sys.argv[1:3])
+for k, v in b.items():
+    print(k, int(v) - int(a.get(k, 0)))
 P
 }
 
 (cd "$WORK/www" && exec ip netns exec "$B" python3 -m http.server -b 0.0.0.0 8000) >"$WORK/py.log" 2>&1 &
 PIDS+=($!)
-wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -r 0-0 "http://10.9.0.2:8000/blob" || fail "http.server"
-ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8000/blob" & XFER=$!
-sample ip netns exec "$B" ss -tin state established sport = :8000
-linux=$(first_exit linux)
-
-bg weir "$WEIR" serve --netns "$B" --tun we --addr 192.0.2.1/24 --peer 192.0.2.2/24 --app http "$WORK/www" \
-  --control "$WORK/w.sock"
+RT=()
+[ "$SENDER_RT" -gt 0 ] && RT=(chrt -f "$SENDER_RT")
+bg weir "${RT[@]}" "$WEIR" serve --netns "$B" --tun we --addr 192.0.2.1/24 --peer 192.0.2.2/24 --app http "$WORK/www" \
+  --sysctl net.ipv4.tcp_congestion_control=cubic --control "$WORK/w.sock"
 wait_for 10 test -S "$WORK/w.sock" || fail "weir serve"
-ip netns exec "$A" curl -sf -o /dev/null "http://192.0.2.1/blob" & XFER=$!
-sample "$WEIR" ss --control "$WORK/w.sock"
-weir=$(first_exit weir)
-kill -INT "$EMU"; wait "$EMU"
-timing=$(python3 -c "
-import json; j = json.load(open('$WORK/emu.json'))
-print('%.1f%% / %.1f%%' % (100*j['a_to_b']['timing']['within_50us'], 100*j['b_to_a']['timing']['within_50us']))")
-echo "| sender | cwnd at the first ssthresh sample | ssthresh |"
-echo "| --- | --- | --- |"
-echo "| Linux CUBIC (ss -ti) | ${linux% *} | ${linux#* } |"
-echo "| weir CUBIC (weir ss) | ${weir% *} | ${weir#* } |"
-echo
-echo "emu departures within 50 us (a->b / b->a): $timing"
+HY="TcpExtTCPHystartTrainDetect TcpExtTCPHystartTrainCwnd TcpExtTCPHystartDelayDetect TcpExtTCPHystartDelayCwnd"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  kernel $(uname -r)  MB=$MB SENDER_RT=$SENDER_RT EMU_ARGS='${EMU_ARGS:-}'"
+
+for run in $(seq "$RUNS"); do
+  start_emu "linux$run"
+  wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -r 0-0 "http://10.9.0.2:8000/blob" || fail "http.server"
+  # shellcheck disable=SC2086
+  ip netns exec "$B" nstat -asz $HY >"$WORK/nstat0" 2>&1
+  ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8000/blob" & XFER=$!
+  sample "$WORK/linux$run.samples" ip netns exec "$B" ss -tin state established sport = :8000
+  wait "$XFER" || fail "curl from Linux"
+  # shellcheck disable=SC2086
+  ip netns exec "$B" nstat -asz $HY >"$WORK/nstat1" 2>&1
+  nstat_diff >"$WORK/nstat-linux$run"
+  stop_emu
+  summary "linux$run" "$WORK/linux$run.samples" "$WORK/emu-linux$run.json" "$WORK/nstat-linux$run"
+
+  start_emu "weir$run"
+  wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -r 0-0 "http://192.0.2.1/blob" || fail "weir serve unreachable"
+  "$WEIR" ss --control "$WORK/w.sock" --nstat >"$WORK/nstat0"
+  ip netns exec "$A" curl -sf -o /dev/null "http://192.0.2.1/blob" & XFER=$!
+  sample "$WORK/weir$run.samples" "$WEIR" ss --control "$WORK/w.sock"
+  wait "$XFER" || fail "curl from weir"
+  "$WEIR" ss --control "$WORK/w.sock" --nstat >"$WORK/nstat1"
+  nstat_diff | grep Hystart >"$WORK/nstat-weir$run"
+  stop_emu
+  summary "weir$run" "$WORK/weir$run.samples" "$WORK/emu-weir$run.json" "$WORK/nstat-weir$run"
+done
+cp "$WORK"/*.samples "$WORK"/emu-*.json /tmp/ 2>/dev/null
+echo "samples and emulator records copied to /tmp/{linux,weir}N.samples, /tmp/emu-*.json"

@@ -7,6 +7,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -18,6 +19,10 @@
 namespace weir::driver {
 
 namespace {
+// Added to the wake-up estimate: the spin loop's own granularity (a clock
+// read and a non-blocking epoll_wait) and the scatter around the estimate.
+constexpr Duration kSpinMargin = Duration::us(5);
+
 Unexpected<std::string> sys_error(const char* what) {
   return Unexpected(fmt::format("{}: {}", what, std::strerror(errno)));
 }
@@ -70,6 +75,11 @@ void Reactor::unwatch(int fd) {
 
 void Reactor::set_deadline(Time t) { deadline_ = t; }
 
+Duration Reactor::spin_window() const {
+  if (spin_max_ <= Duration::zero()) return Duration::zero();
+  return std::min(spin_max_, wake_est_ + kSpinMargin);
+}
+
 void Reactor::arm_timerfd(Time t) {
   if (t == armed_) return;
   itimerspec its{};
@@ -98,6 +108,13 @@ void Reactor::dispatch(int n, void* raw) {
       uint64_t expirations;
       while (::read(tfd_, &expirations, sizeof expirations) > 0) {
       }
+      if (!armed_.is_never()) {
+        Duration late = mono_now() - armed_;
+        st_.wake_late.add(late);
+        // Jump to any new worst case, forget it slowly (1/64 per wake-up):
+        // a few hundred wake-ups, tens of milliseconds when busy.
+        wake_est_ = std::min(spin_max_, std::max(late, wake_est_ - Duration::ns(wake_est_.ns() / 64)));
+      }
       armed_ = Time::never();
       continue;
     }
@@ -122,14 +139,15 @@ int Reactor::run() {
     if (stopped_) break;
     int timeout = -1;
     Time now = mono_now();
-    if (!deadline_.is_never() && deadline_ - now <= spin_) {
+    const Duration spin = spin_window();
+    if (!deadline_.is_never() && deadline_ - now <= spin) {
       // Close enough: poll without sleeping so the deadline is met to within
       // a loop iteration rather than a scheduler wake-up.
       timeout = 0;
       ++st_.spins;
       arm_timerfd(Time::never());
     } else {
-      arm_timerfd(deadline_.is_never() ? deadline_ : deadline_ - spin_);
+      arm_timerfd(deadline_.is_never() ? deadline_ : deadline_ - spin);
     }
     int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
     if (n < 0) {

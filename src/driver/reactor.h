@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "driver/histogram.h"
 #include "weir/expected.h"
 #include "weir/time.h"
 
@@ -19,6 +20,10 @@ struct ReactorStats {
   uint64_t wakeups = 0;
   uint64_t timer_fires = 0;
   uint64_t spins = 0;  // busy-poll rounds
+  // How late the timerfd woke the thread against the time it was armed for
+  // (deadline minus the spin window): the spin window must cover this for
+  // deadlines to be met by spinning rather than by luck.
+  ErrorHistogram wake_late;
 };
 
 class Reactor {
@@ -43,8 +48,13 @@ class Reactor {
   // Wake at `t` (Time::never() disarms). Re-arming to the same time is free.
   void set_deadline(Time t);
   Time deadline() const { return deadline_; }
-  // Deadlines closer than this are met by spinning instead of sleeping.
-  void set_spin(Duration d) { spin_ = d; }
+  // Deadlines closer than the spin window are met by spinning instead of
+  // sleeping. The window adapts to how late timer wake-ups actually are (a
+  // decaying maximum of the observed lateness, plus a margin), capped at
+  // `max`: spinning costs a core for as long as it lasts, so it should be
+  // no longer than the wake-up latency it covers.
+  void set_spin(Duration max) { spin_max_ = max, wake_est_ = max; }
+  Duration spin_window() const;
 
   // Runs until stop(); returns 0, or -errno if epoll failed.
   int run();
@@ -65,7 +75,8 @@ class Reactor {
   SignalHandler signal_;
   Time deadline_ = Time::never();
   Time armed_ = Time::never();
-  Duration spin_ = Duration::zero();
+  Duration spin_max_ = Duration::zero();
+  Duration wake_est_ = Duration::zero();  // decaying maximum of timer wake-up lateness
   bool stopped_ = false;
   ReactorStats st_;
 };
