@@ -139,9 +139,16 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   if (sack_ok_)
     for (size_t i = 0; i < seg.h.options.sack_count; ++i) blocks[nblocks++] = seg.h.options.sack[i];
   if (ack < prior_una) {
-    // An old ACK: SACK information is still used (Linux old_ack), the rest not.
-    if (nblocks && !sb_.empty())
-      (void)sb_.on_ack(prior_una, std::span(blocks.data(), nblocks), now);
+    // An old ACK (Linux tcp_ack old_ack): its SACK blocks still count and
+    // go through loss recovery (tcp_fastretrans_alert); the cumulative ACK,
+    // the window and congestion control are left alone.
+    if (nblocks && !sb_.empty()) {
+      sb_.set_rack_min_rtt(rtt_.min_rtt());
+      const AckResult r = sb_.on_ack(prior_una, std::span(blocks.data(), nblocks), now);
+      if (r.dsack) ++dsack_dups_;
+      delivered_ += r.delivered_packets;
+      apply_recovery_timers(now, run_recovery(now, seg, r, prior_una, false));
+    }
     return true;
   }
   const uint32_t wnd_before = snd_.wnd;
@@ -150,6 +157,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   const bool win_update = snd_.wnd != wnd_before || snd_.wl1 != wl1_before;
   const Seq32 data_ack = seq_min(ack, sb_.high_data());
   AckResult r;
+  sb_.set_rack_min_rtt(rtt_.min_rtt());  // Linux tcp_rack_advance: min_rtt before this ACK
   if (!sb_.empty() || nblocks) r = sb_.on_ack(seq_max(data_ack, snd_.una), std::span(blocks.data(), nblocks), now);
   if (r.dsack) ++dsack_dups_;
   if (ack > prior_una) {

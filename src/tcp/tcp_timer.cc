@@ -117,8 +117,13 @@ void Connection::on_loss_probe(Time now) {
     rec_.on_probe_sent(snd_.nxt, retrans);
     env_.counters().inc(Counter::TcpExtTCPLossProbes);
   }
-  // Linux tcp_rearm_rto after a probe: the RTO counts from the head's
-  // latest transmission (tcp_rto_delta_us), not from the probe.
+  // Linux tcp_send_loss_probe -> tcp_rearm_rto: once a probe went out
+  // (icsk_pending cleared) the RTO runs in full from now; when none could be
+  // sent it counts from the head's latest transmission (tcp_rto_delta_us).
+  if (sent) {
+    arm_rto(now);
+    return;
+  }
   timers_.retransmit_mode = RetransmitMode::kRto;
   const Time head_rto = sb_.empty() ? now + rtt_.rto() : sb_.at(0).xmit_time + rtt_.backed_off_rto(backoff_);
   timers_.arm(TimerKind::kRetransmit, max(head_rto, now + Duration::us(1)));
