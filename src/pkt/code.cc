@@ -109,8 +109,8 @@ std::string default_python() {
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
-void Runner::run_code_blocks() {
-  if (code_.empty()) return;
+Status Runner::run_code_blocks() {
+  if (code_.empty()) return ok();
   std::string prog = kPrelude;
   for (const CodeSnapshot& s : code_) {
     if (s.info)
@@ -119,7 +119,7 @@ void Runner::run_code_blocks() {
   }
   char path[] = "/tmp/weir-pkt-XXXXXX";
   int fd = mkstemp(path);
-  if (fd < 0) stop(Outcome::kSkip, "cannot create a temporary file for the %{ }% blocks");
+  if (fd < 0) return stop(Outcome::kSkip, "cannot create a temporary file for the %{ }% blocks");
   close(fd);
   {
     std::ofstream out(path);
@@ -135,15 +135,16 @@ void Runner::run_code_blocks() {
   int status = p ? pclose(p) : -1;
   unlink(path);
   if (!p || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
-    stop(Outcome::kSkip, fmt::format("{} is not available for the %{{ }}% blocks", opt_.python));
+    return stop(Outcome::kSkip, fmt::format("{} is not available for the %{{ }}% blocks", opt_.python));
   if (status != 0) {
     while (!output.empty() && output.back() == '\n') output.pop_back();
     int line = 0;
     std::sscanf(output.c_str(), "line %d", &line);
     for (const Event& e : script_.events)
       if (e.pos.line == line) cur_ = &e;
-    stop(Outcome::kFail, output.empty() ? "%{ }% block failed" : output);
+    return stop(Outcome::kFail, output.empty() ? "%{ }% block failed" : output);
   }
+  return ok();
 }
 
 }  // namespace weir::pkt

@@ -128,54 +128,61 @@ class Lexer {
   // Numbers, hex, floats, IPv4 addresses and words starting with a digit.
   bool number_or_word(Token& t) {
     size_t k = i_;
-    bool neg = peek() == '-';
+    const bool neg = peek() == '-';
     if (neg) ++k;
-    size_t digits = k;
+    const size_t digits = k;
     while (k < s_.size() && is_digit(s_[k])) ++k;
-    // IPv4 address: d.d.d.d
-    if (!neg && k > digits) {
-      size_t m = k;
-      int dots = 0;
-      while (dots < 3 && m + 1 < s_.size() && s_[m] == '.' && is_digit(s_[m + 1])) {
-        ++m;
-        while (m < s_.size() && is_digit(s_[m])) ++m;
-        ++dots;
-      }
-      if (dots == 3) {
-        t.kind = Token::Kind::kAddress;
-        t.text = std::string(s_.substr(i_, m - i_));
-        bump(m - i_);
-        return true;
-      }
-    }
+    if (!neg && k > digits && address(t, k)) return true;
     if (k < s_.size() && s_[k] == '.' && k + 1 < s_.size() && is_digit(s_[k + 1])) {
-      ++k;
-      while (k < s_.size() && is_digit(s_[k])) ++k;
-      t.kind = Token::Kind::kFloat;
-      t.text = std::string(s_.substr(i_, k - i_));
-      t.real = std::strtod(t.text.c_str(), nullptr);
-      bump(k - i_);
+      float_number(t, k);
       return true;
     }
-    // A word run ([A-Za-z0-9_]+): hex, decimal or a word such as a cookie.
+    return word_run(t, neg, k);
+  }
+
+  // An IPv4 address d.d.d.d whose first digits end at `k`; false (nothing
+  // consumed) when the digits are not one.
+  bool address(Token& t, size_t k) {
+    size_t m = k;
+    int dots = 0;
+    while (dots < 3 && m + 1 < s_.size() && s_[m] == '.' && is_digit(s_[m + 1])) {
+      ++m;
+      while (m < s_.size() && is_digit(s_[m])) ++m;
+      ++dots;
+    }
+    if (dots != 3) return false;
+    t.kind = Token::Kind::kAddress;
+    t.text = std::string(s_.substr(i_, m - i_));
+    bump(m - i_);
+    return true;
+  }
+
+  // [-]digits.digits, the '.' at `k`.
+  void float_number(Token& t, size_t k) {
+    ++k;
+    while (k < s_.size() && is_digit(s_[k])) ++k;
+    t.kind = Token::Kind::kFloat;
+    t.text = std::string(s_.substr(i_, k - i_));
+    t.real = std::strtod(t.text.c_str(), nullptr);
+    bump(k - i_);
+  }
+
+  // A word run ([A-Za-z0-9_]+) from the cursor (after a '-' at `k` when
+  // `neg`): hex, decimal or a word such as a cookie. A '-' before a word is
+  // punctuation on its own.
+  bool word_run(Token& t, bool neg, size_t k) {
     size_t w = neg ? k : i_;
     while (w < s_.size() && is_word_char(s_[w])) ++w;
-    std::string_view run = s_.substr(neg ? i_ + 1 : i_, w - (neg ? i_ + 1 : i_));
-    if (run.size() > 2 && run[0] == '0' && (run[1] == 'x' || run[1] == 'X') &&
-        run.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos) {
+    const size_t from = neg ? i_ + 1 : i_;
+    std::string_view run = s_.substr(from, w - from);
+    const bool hex = run.size() > 2 && run[0] == '0' && (run[1] == 'x' || run[1] == 'X') &&
+                     run.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
+    if (hex || run.find_first_not_of("0123456789") == std::string_view::npos) {
       uint64_t v = 0;
-      auto [p, ec] = std::from_chars(run.data() + 2, run.data() + run.size(), v, 16);
+      auto [p, ec] = hex ? std::from_chars(run.data() + 2, run.data() + run.size(), v, 16)
+                         : std::from_chars(run.data(), run.data() + run.size(), v);
       if (ec != std::errc()) {
-        fail(t.pos, fmt::format("hex number '{}' is too large", run));
-        return false;
-      }
-      t.kind = Token::Kind::kInt;
-      t.num = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-    } else if (run.find_first_not_of("0123456789") == std::string_view::npos) {
-      uint64_t v = 0;
-      auto [p, ec] = std::from_chars(run.data(), run.data() + run.size(), v);
-      if (ec != std::errc()) {
-        fail(t.pos, fmt::format("number '{}' is too large", run));
+        fail(t.pos, fmt::format("{} '{}' is too large", hex ? "hex number" : "number", run));
         return false;
       }
       t.kind = Token::Kind::kInt;

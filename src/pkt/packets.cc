@@ -174,10 +174,10 @@ IcmpCodes icmp_codes(const PacketSpec& p, bool v6) {
 }  // namespace
 
 // An ICMP error quoting our own packet (packetdrill's ICMP lines).
-void Runner::inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off) {
+Status Runner::inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off) {
   bool v6 = cfg_.ip_version == IpVersion::kIpv6;
   IcmpCodes c = icmp_codes(p, v6);
-  if (!c.ok) stop(Outcome::kSkip, fmt::format("unsupported ICMP '{} {}'", p.icmp_type, p.icmp_code));
+  if (!c.ok) return stop(Outcome::kSkip, fmt::format("unsupported ICMP '{} {}'", p.icmp_type, p.icmp_code));
   wire::IpInfo q;
   q.src = conn_.local.addr;
   q.dst = conn_.remote.addr;
@@ -226,12 +226,13 @@ void Runner::inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off
   log(fmt::format("{} < icmp {} {} (line {})", fmt_time(now_), p.icmp_type, p.icmp_code, e.pos.line));
   res_.packets.emplace_back(now_, pkt);
   stack_->input(now_, pkt);
-  poll_pending();
+  if (auto s = engine_status(); !s) return s;
+  return poll_pending();
 }
 
 // The script's option list, in its order (NOPs included), with SACK
 // blocks and TS ecr mapped to live values.
-void Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpOptions& o) {
+Status Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpOptions& o) {
   for (const OptionSpec& s : p.options) {
     uint8_t kind = 0;
     switch (s.kind) {
@@ -252,15 +253,15 @@ void Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpO
           auto it = conn_.ts_val_map.find(s.b);
           if (it != conn_.ts_val_map.end()) ecr = it->second;
           else if (cfg_.ts_ecr_scaled && conn_.first_ts) ecr = s.b - conn_.first_script_ts_val + conn_.first_live_ts_val;
-          else stop(Outcome::kFail, fmt::format("unable to infer live TS ecr for script TS ecr {}; "
-                                                "no matching or preceding outbound TS val", s.b));
+          else return stop(Outcome::kFail, fmt::format("unable to infer live TS ecr for script TS ecr {}; "
+                                                       "no matching or preceding outbound TS val", s.b));
         }
         o.ts = wire::TcpTimestamps{s.a, ecr};
         break;
       }
       case K::kFastOpen:
       case K::kFastOpenExp: {
-        if (p.flags & wire::tcp_flag::SYN) stop(Outcome::kSkip, "TCP Fast Open options are not supported");
+        if (p.flags & wire::tcp_flag::SYN) return stop(Outcome::kSkip, "TCP Fast Open options are not supported");
         std::vector<uint8_t> cookie = hex_bytes(s.text);
         bool exp = s.kind == K::kFastOpenExp;
         std::vector<uint8_t> raw;
@@ -276,25 +277,23 @@ void Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpO
         continue;
       }
       case K::kMd5:
-      case K::kUnknown: stop(Outcome::kSkip, fmt::format("unsupported TCP option '{}'", s.text));
+      case K::kUnknown: return stop(Outcome::kSkip, fmt::format("unsupported TCP option '{}'", s.text));
     }
     if (o.item_count < o.items.size()) o.items[o.item_count++] = {kind, 0, 0};
   }
+  return ok();
 }
 
-void Runner::inject(const Event& e, const PacketSpec& p) {
+Status Runner::inject(const Event& e, const PacketSpec& p) {
   if (!conn_.known) {
     conn_.known = true;
     conn_.local = {cfg_.local_ip, cfg_.bind_port};
     conn_.remote = {cfg_.remote_ip, next_remote_port_++};
   }
   uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
-  if (p.icmp) {
-    inject_icmp(e, p, local_off);
-    return;
-  }
-  if (p.flags & 0x100) stop(Outcome::kSkip, "the AE (AccECN) flag is not supported");
-  if (!p.ip_unknown.empty()) stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
+  if (p.icmp) return inject_icmp(e, p, local_off);
+  if (p.flags & 0x100) return stop(Outcome::kSkip, "the AE (AccECN) flag is not supported");
+  if (!p.ip_unknown.empty()) return stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
   bool syn_only = (p.flags & wire::tcp_flag::SYN) && !(p.flags & wire::tcp_flag::ACK);
   bool have_listener = std::any_of(fds_.begin(), fds_.end(), [](const auto& f) { return f.second.listener; });
   if (syn_only && have_listener && conn_.closed) {
@@ -309,7 +308,7 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
   }
   if (syn_only) conn_.remote_isn = p.seq_start;
   if ((p.flags & wire::tcp_flag::SYN) && p.len > 0)
-    stop(Outcome::kSkip, "SYN with data (TCP Fast Open) is not supported");
+    return stop(Outcome::kSkip, "SYN with data (TCP Fast Open) is not supported");
 
   wire::TcpHeader h;
   h.src_port = conn_.remote.port;
@@ -321,7 +320,7 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
   else if (p.ack) h.ack = Seq32(*p.ack);
   h.window = static_cast<uint16_t>(p.win.value_or(0));
   h.urgent = static_cast<uint16_t>(p.urg.value_or(0));
-  inbound_options(p, local_off, h.options);
+  if (auto s = inbound_options(p, local_off, h.options); !s) return s;
 
   wire::IpInfo ip;
   ip.src = conn_.remote.addr;
@@ -331,12 +330,12 @@ void Runner::inject(const Event& e, const PacketSpec& p) {
   if (p.ttl) ip.ttl = static_cast<uint8_t>(*p.ttl);
   if (p.flowlabel) ip.flow_label = *p.flowlabel;
 
-  send_inbound(e, p, h, ip);
+  return send_inbound(e, p, h, ip);
 }
 
 // Hands the packet to the stack; with --mss a super-packet arrives as
 // MSS-sized segments (GRO undone).
-void Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip) {
+Status Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip) {
   uint32_t seg = (cfg_.mss != 0 && p.len > cfg_.mss) ? cfg_.mss : std::max<uint32_t>(p.len, 1);
   uint32_t sent = 0;
   do {
@@ -346,14 +345,16 @@ void Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHe
     if (sent + n < p.len) hh.flags &= static_cast<uint8_t>(~(wire::tcp_flag::FIN | wire::tcp_flag::PSH));
     std::vector<uint8_t> payload(n, 0);
     auto bytes = wire::build_tcp_packet(ip, hh, payload);
-    if (bytes.empty()) stop(Outcome::kFail, "the script's packet cannot be built (too large)");
+    if (bytes.empty()) return stop(Outcome::kFail, "the script's packet cannot be built (too large)");
     log(fmt::format("{} < {} {}:{}({}) (line {})", fmt_time(now_), wire::format_flags(hh.flags),
                     p.seq_start + sent, p.seq_start + sent + n, n, e.pos.line));
     res_.packets.emplace_back(now_, bytes);
     stack_->input(now_, bytes);
-    poll_pending();
+    if (auto s = engine_status(); !s) return s;
+    if (auto s = poll_pending(); !s) return s;
     sent += n;
   } while (sent < p.len);
+  return ok();
 }
 
 // ---------------------------------------------------------------- outbound
@@ -477,9 +478,11 @@ std::string options_mismatch(const PacketSpec& p, const Actual& a, int64_t slack
 }  // namespace
 
 // Runs the engine until it has sent something, at most until `limit`.
-bool Runner::next_outbound(Time limit) {
-  while (outq_.empty())
-    if (!step_engine_once(limit)) return false;
+Expected<bool, Stop> Runner::next_outbound(Time limit) {
+  while (outq_.empty()) {
+    auto stepped = step_engine_once(limit);
+    if (!stepped || !*stepped) return stepped;
+  }
   return true;
 }
 
@@ -497,66 +500,82 @@ void Runner::learn_conn(const wire::TcpPacket& pk, const PacketSpec& p) {
   }
 }
 
-void Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
-  if (p.icmp) stop(Outcome::kSkip, "outbound ICMP packets are not supported");
+namespace {
+
+// The segments after `first` that continue it, merged into `a` as
+// packetdrill sees a TSO burst: consecutive, same ACK, up to the script's
+// length.
+Status merge_tso(Runner& r, const wire::TcpPacket& first, const PacketSpec& p, Time hi, Actual& a) {
+  uint32_t live_end = first.tcp.seq.raw() + a.len;
+  while (a.len > 0 && a.len < p.len) {
+    auto more = r.next_outbound(hi);
+    if (!more) return stopped(more);
+    if (!*more) break;
+    auto nx = wire::parse_tcp_packet(r.outq_.front().bytes);
+    if (!nx || nx->tcp.seq.raw() != live_end || nx->tcp.ack != first.tcp.ack || nx->payload.empty() ||
+        a.len + nx->payload.size() > p.len)
+      break;
+    a.len += static_cast<uint32_t>(nx->payload.size());
+    live_end += static_cast<uint32_t>(nx->payload.size());
+    a.flags |= nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN);
+    r.outq_.pop_front();
+  }
+  return ok();
+}
+
+// The packet sent at `at` against the script's: fields, options, then the
+// time, as packetdrill checks them.
+Status match_outbound(Runner& r, const Event& e, const PacketSpec& p, const Actual& a, Time at, Time lo,
+                      Time hi, Time expected) {
+  Rendered want = render_expected(p);
+  Rendered got = render_actual(a, p.ecn != Ecn::kUnset);
+  r.log(fmt::format("{} > {} (line {})", r.fmt_time(at), got.text(), e.pos.line));
+  auto mismatch = [&](const std::string& field, const std::string& what) {
+    std::string caret(got.offset_of(field) + 10, ' ');
+    return r.stop(Outcome::kFail, what, {"expected: " + want.text(), "actual:   " + got.text(), caret + "^ " + field});
+  };
+  if (auto m = header_mismatch(p, a)) return mismatch(m->field, m->what);
+  // TS val slack: the timing tolerance, expressed in TS ticks.
+  const int64_t tick = r.cfg_.ts_tick_usecs;
+  const int64_t slack = tick > 0 ? std::max<int64_t>(1, (hi - lo).us() / 2 / tick + 1) : 0;
+  if (std::string why = options_mismatch(p, a, slack); !why.empty()) return mismatch("options", why);
+  // Timing last, as packetdrill checks it after the packet matched.
+  if (at < lo || at > hi)
+    return r.stop(Outcome::kFail,
+                  fmt::format("timing error: expected outbound packet at {} sec but happened at {} sec ({:+.6f} "
+                              "sec); window {}..{}", r.fmt_time(expected), r.fmt_time(at),
+                              (at - expected).secs(), r.fmt_time(lo), r.fmt_time(hi)),
+                  {"expected: " + want.text(), "actual:   " + got.text()});
+  return ok();
+}
+
+}  // namespace
+
+Status Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
+  if (p.icmp) return stop(Outcome::kSkip, "outbound ICMP packets are not supported");
   for (const OptionSpec& o : p.options)
     if (o.kind == K::kFastOpen || o.kind == K::kFastOpenExp)
-      stop(Outcome::kSkip, "TCP Fast Open options are not supported");
-  if (!next_outbound(hi))
-    stop(Outcome::kFail, fmt::format("expected outbound packet at {} sec was not sent (waited until {} sec)",
-                                     fmt_time(expected), fmt_time(hi)),
-         {"expected: " + render_expected(p).text()});
+      return stop(Outcome::kSkip, "TCP Fast Open options are not supported");
+  auto sent = next_outbound(hi);
+  if (!sent) return stopped(sent);
+  if (!*sent)
+    return stop(Outcome::kFail, fmt::format("expected outbound packet at {} sec was not sent (waited until {} sec)",
+                                            fmt_time(expected), fmt_time(hi)),
+                {"expected: " + render_expected(p).text()});
   OutPacket out = std::move(outq_.front());
   outq_.pop_front();
   auto pk = wire::parse_tcp_packet(out.bytes);
   if (!pk)
-    stop(Outcome::kFail, fmt::format("the engine sent a packet that is not valid TCP: {}", wire::to_string(pk.error())),
-         {"expected: " + render_expected(p).text()});
+    return stop(Outcome::kFail,
+                fmt::format("the engine sent a packet that is not valid TCP: {}", wire::to_string(pk.error())),
+                {"expected: " + render_expected(p).text()});
   learn_conn(*pk, p);
   uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
-
   Actual a = actual_of(*pk, local_off);
-  Time at = out.at;
-
-  // TSO: consecutive segments up to the script's length count as one.
-  if (!cfg_.strict_segments) {
-    uint32_t live_end = pk->tcp.seq.raw() + a.len;
-    while (a.len > 0 && a.len < p.len && next_outbound(hi)) {
-      auto nx = wire::parse_tcp_packet(outq_.front().bytes);
-      if (!nx || nx->tcp.seq.raw() != live_end || nx->tcp.ack != pk->tcp.ack || nx->payload.empty() ||
-          a.len + nx->payload.size() > p.len)
-        break;
-      a.len += static_cast<uint32_t>(nx->payload.size());
-      live_end += static_cast<uint32_t>(nx->payload.size());
-      a.flags |= nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN);
-      outq_.pop_front();
-    }
-  }
-
+  if (!cfg_.strict_segments)
+    if (auto s = merge_tso(*this, *pk, p, hi, a); !s) return s;
   map_ts_val(conn_, p, a);
-
-  Rendered want = render_expected(p);
-  Rendered got = render_actual(a, p.ecn != Ecn::kUnset);
-  log(fmt::format("{} > {} (line {})", fmt_time(at), got.text(), e.pos.line));
-  auto mismatch = [&](const std::string& field, const std::string& what) {
-    std::string caret(got.offset_of(field) + 10, ' ');
-    stop(Outcome::kFail, what,
-         {"expected: " + want.text(), "actual:   " + got.text(), caret + "^ " + field});
-  };
-
-  if (auto m = header_mismatch(p, a)) mismatch(m->field, m->what);
-  // TS val slack: the timing tolerance, expressed in TS ticks.
-  const int64_t slack =
-      cfg_.ts_tick_usecs > 0 ? std::max<int64_t>(1, (hi - lo).us() / 2 / cfg_.ts_tick_usecs + 1) : 0;
-  if (std::string why = options_mismatch(p, a, slack); !why.empty()) mismatch("options", why);
-  // Timing last, as packetdrill checks it after the packet matched.
-  if (at < lo || at > hi) {
-    stop(Outcome::kFail,
-         fmt::format("timing error: expected outbound packet at {} sec but happened at {} sec ({:+.6f} sec); "
-                     "window {}..{}", fmt_time(expected), fmt_time(at), (at - expected).secs(),
-                     fmt_time(lo), fmt_time(hi)),
-         {"expected: " + want.text(), "actual:   " + got.text()});
-  }
+  return match_outbound(*this, e, p, a, out.at, lo, hi, expected);
 }
 
 }  // namespace weir::pkt

@@ -22,8 +22,6 @@ const Expr* Expr::field(std::string_view name) const {
 
 namespace {
 
-struct Failure {};  // unwinds to parse(); the message is in Parser::err_
-
 class Parser {
  public:
   Parser(std::vector<Token> toks, const std::string& path) : t_(std::move(toks)), path_(path) {}
@@ -31,58 +29,75 @@ class Parser {
   Expected<Script, ParseError> parse() {
     Script s;
     s.path = path_;
-    try {
-      while (cur().kind == Token::Kind::kOption) {
-        const std::string& o = cur().text;
-        size_t eq = o.find('=');
-        s.options.emplace_back(o.substr(0, eq), eq == std::string::npos ? "" : o.substr(eq + 1));
-        ++i_;
-      }
-      while (cur().kind != Token::Kind::kEnd) s.events.push_back(event());
-    } catch (const Failure&) {
-      return Unexpected{err_};
+    while (cur().kind == Token::Kind::kOption) {
+      const std::string& o = cur().text;
+      size_t eq = o.find('=');
+      s.options.emplace_back(o.substr(0, eq), eq == std::string::npos ? "" : o.substr(eq + 1));
+      advance();
     }
+    while (cur().kind != Token::Kind::kEnd) s.events.push_back(event());
+    if (failed_) return Unexpected{err_};
     return s;
   }
 
  private:
+  // The error is sticky, not thrown: fail() records the first one and moves
+  // to the end token, where every loop below stops; parse() then returns it.
+  // What the functions build after a failure is discarded.
   const Token& cur() const { return t_[i_]; }
+  void advance() {
+    if (i_ + 1 < t_.size()) ++i_;  // never past the end token
+  }
+  const Token& take() {
+    const Token& t = cur();
+    advance();
+    return t;
+  }
+  bool ok() const { return !failed_; }
   const Token& look(size_t k) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
 
-  [[noreturn]] void fail(const Token& at, std::string_view expected) {
-    err_ = {path_, at.pos, fmt::format("expected {}, got {}", expected, describe(at))};
-    throw Failure{};
+  void fail(const Token& at, std::string_view expected) {
+    if (!failed_) err_ = {path_, at.pos, fmt::format("expected {}, got {}", expected, describe(at))};
+    failed_ = true;
+    i_ = t_.size() - 1;
   }
   void expect(char c, std::string_view what) {
-    if (!cur().is(c)) fail(cur(), what);
-    ++i_;
+    if (!cur().is(c)) return fail(cur(), what);
+    advance();
   }
   bool accept(char c) {
     if (!cur().is(c)) return false;
-    ++i_;
+    advance();
     return true;
   }
   bool accept_word(std::string_view w) {
     if (!cur().is_word(w)) return false;
-    ++i_;
+    advance();
     return true;
   }
   uint32_t u32(std::string_view what) {
-    if (cur().kind != Token::Kind::kInt || cur().num < 0 || cur().num > 0xffffffffll) fail(cur(), what);
-    return static_cast<uint32_t>(t_[i_++].num);
+    if (cur().kind != Token::Kind::kInt || cur().num < 0 || cur().num > 0xffffffffll) {
+      fail(cur(), what);
+      return 0;
+    }
+    return static_cast<uint32_t>(take().num);
   }
 
   // A time in seconds: integer or float token.
   Duration seconds(std::string_view what) {
     const Token& t = cur();
-    double v = 0;
-    if (t.kind == Token::Kind::kInt) v = static_cast<double>(t.num);
-    else if (t.kind == Token::Kind::kFloat) v = t.real;
-    else fail(t, what);
+    if (t.kind != Token::Kind::kInt && t.kind != Token::Kind::kFloat) {
+      fail(t, what);
+      return {};
+    }
+    const double v = t.kind == Token::Kind::kInt ? static_cast<double>(t.num) : t.real;
     // Nanoseconds in 64 bits reach ~292 years; a larger time is an error,
     // not a wrapped Duration.
-    if (!(std::fabs(v) <= 1e9)) fail(t, "a time under 1e9 seconds");
-    ++i_;
+    if (!(std::fabs(v) <= 1e9)) {
+      fail(t, "a time under 1e9 seconds");
+      return {};
+    }
+    advance();
     return Duration::us(std::llround(v * 1e6));
   }
 
@@ -101,7 +116,7 @@ class Parser {
       ts.kind = rel ? TimeKind::kRelativeRange : TimeKind::kAbsoluteRange;
       ts.end = seconds("the end of the time range");
     } else if (cur().kind == Token::Kind::kEllipsis) {
-      ++i_;
+      advance();
       ts.block_end = seconds("the end time of a blocking call after '...'");
     }
     return ts;
@@ -112,14 +127,14 @@ class Parser {
     e.pos = cur().pos;
     if (cur().kind == Token::Kind::kBackquote) {  // untimed set-up / clean-up command
       e.timed = false;
-      e.action = CommandSpec{t_[i_++].text};
+      e.action = CommandSpec{take().text};
       return e;
     }
     e.time = time_spec();
     const Token& t = cur();
     if (t.is('<') || t.is('>')) e.action = packet();
-    else if (t.kind == Token::Kind::kBackquote) e.action = CommandSpec{t_[i_++].text};
-    else if (t.kind == Token::Kind::kCode) e.action = CodeSpec{t_[i_++].text};
+    else if (t.kind == Token::Kind::kBackquote) e.action = CommandSpec{take().text};
+    else if (t.kind == Token::Kind::kCode) e.action = CodeSpec{take().text};
     else if (t.kind == Token::Kind::kWord && look(1).is('(')) e.action = syscall();
     else fail(t, "a packet ('<' or '>'), a system call, a `command` or a %{ code }% block");
     return e;
@@ -128,7 +143,7 @@ class Parser {
   // ---- packets ----
   PacketSpec packet() {
     PacketSpec p;
-    p.inbound = t_[i_++].is('<');
+    p.inbound = take().is('<');
     if (cur().is('[')) ip_info(p);
     if (accept_word("icmp")) {
       icmp(p);
@@ -151,10 +166,10 @@ class Parser {
 
   void ip_info(PacketSpec& p) {
     expect('[', "'['");
-    while (!cur().is(']')) {
+    while (ok() && !cur().is(']')) {
       const Token& w = cur();
       if (w.kind != Token::Kind::kWord) fail(w, "an IP attribute (ect0, ect1, ce, tos, ttl, flowlabel)");
-      ++i_;
+      advance();
       if (w.text == "ect0") p.ecn = Ecn::kEct0;
       else if (w.text == "ect1") p.ecn = Ecn::kEct1;
       else if (w.text == "ect01") p.ecn = Ecn::kEct01;
@@ -166,7 +181,7 @@ class Parser {
       else p.ip_unknown.push_back(w.text);
       accept(',');
     }
-    ++i_;
+    advance();
   }
 
   void flags(PacketSpec& p) {
@@ -174,14 +189,14 @@ class Parser {
     const Token& first = cur();
     if (first.is('-')) {
       p.flags_text = "-";
-      ++i_;
+      advance();
       return;
     }
     std::string text;
     bool adjacent = true;
     while (adjacent && (cur().kind == Token::Kind::kWord || cur().is('.'))) {
       text += cur().text;
-      ++i_;
+      advance();
       adjacent = !cur().space_before;
     }
     if (text.empty()) fail(first, "TCP flags (a combination of F S R P . E W A U, or -)");
@@ -215,8 +230,8 @@ class Parser {
   void icmp(PacketSpec& p) {
     p.icmp = true;
     if (cur().kind != Token::Kind::kWord) fail(cur(), "an ICMP type (unreachable, packet_too_big, time_exceeded)");
-    p.icmp_type = t_[i_++].text;
-    if (cur().kind == Token::Kind::kWord && !cur().is_word("mtu")) p.icmp_code = t_[i_++].text;
+    p.icmp_type = take().text;
+    if (cur().kind == Token::Kind::kWord && !cur().is_word("mtu")) p.icmp_code = take().text;
     if (accept_word("mtu")) p.icmp_mtu = u32("an MTU after 'mtu'");
     if (accept('[')) {
       p.icmp_has_quote = true;
@@ -229,13 +244,13 @@ class Parser {
   void tcp_options(PacketSpec& p) {
     p.options_given = true;
     if (cur().kind == Token::Kind::kEllipsis) {
-      ++i_;
+      advance();
       p.options_any = true;
       expect('>', "'>' after '<...'");
       return;
     }
     if (accept('>')) return;
-    for (;;) {
+    while (ok()) {
       p.options.push_back(tcp_option());
       if (accept('>')) return;
       expect(',', "',' or '>' in the TCP option list");
@@ -248,7 +263,7 @@ class Parser {
     OptionSpec o;
     const Token& w = cur();
     if (w.kind != Token::Kind::kWord) fail(w, "a TCP option (nop, eol, mss, wscale, sackOK, sack, TS, FO, FOEXP, md5)");
-    ++i_;
+    advance();
     if (w.text == "nop") o.kind = K::kNop;
     else if (w.text == "eol") o.kind = K::kEol;
     else if (w.text == "sackOK") o.kind = K::kSackOk;
@@ -269,13 +284,13 @@ class Parser {
       o.b = u32("a TS echo reply after 'ecr'");
     } else if (w.text == "FO" || w.text == "FOEXP") {
       o.kind = w.text == "FO" ? K::kFastOpen : K::kFastOpenExp;
-      if (cur().kind == Token::Kind::kWord || cur().kind == Token::Kind::kInt) o.text = t_[i_++].text;
+      if (cur().kind == Token::Kind::kWord || cur().kind == Token::Kind::kInt) o.text = take().text;
     } else {
       // md5, mptcp, exp, numeric kinds: keep the words so the runner can say what it skipped.
       o.kind = w.text == "md5" ? K::kMd5 : K::kUnknown;
       o.text = w.text;
       while (!cur().is(',') && !cur().is('>') && cur().kind != Token::Kind::kEnd)
-        o.text += " " + t_[i_++].text;
+        o.text += " " + take().text;
     }
     return o;
   }
@@ -283,10 +298,10 @@ class Parser {
   // ---- system calls ----
   SyscallSpec syscall() {
     SyscallSpec s;
-    s.name = t_[i_++].text;
+    s.name = take().text;
     expect('(', "'('");
     if (!accept(')')) {
-      for (;;) {
+      while (ok()) {
         s.args.push_back(expr());
         if (accept(')')) break;
         expect(',', "',' or ')' in the argument list");
@@ -296,24 +311,27 @@ class Parser {
     s.result = expr();
     // `-1 EAGAIN (Resource temporarily unavailable)`, `0x2 (flags O_RDWR)`:
     // the next event starts with a time, so a word here is the errno name.
-    if (cur().kind == Token::Kind::kWord) s.errno_name = t_[i_++].text;
+    if (cur().kind == Token::Kind::kWord) s.errno_name = take().text;
     if (cur().is('(')) s.note = note();
     return s;
   }
 
   // Free text up to the matching ')'.
   std::string note() {
-    ++i_;
+    advance();
     int depth = 1;
     std::string text;
     for (;;) {
-      if (cur().kind == Token::Kind::kEnd) fail(cur(), "')' closing the note");
+      if (cur().kind == Token::Kind::kEnd) {
+        fail(cur(), "')' closing the note");
+        return text;
+      }
       if (cur().is('(')) ++depth;
       if (cur().is(')') && --depth == 0) break;
       text += (text.empty() || !cur().space_before ? "" : " ") + cur().text;
-      ++i_;
+      advance();
     }
-    ++i_;
+    advance();
     return text;
   }
 
@@ -331,12 +349,13 @@ class Parser {
   std::vector<Expr> expr_list(char close, std::string_view what) {
     std::vector<Expr> out;
     if (accept(close)) return out;
-    for (;;) {
+    while (ok()) {
       out.push_back(expr());
       if (accept(close)) return out;
       expect(',', what);
       if (accept(close)) return out;
     }
+    return out;  // after a failure
   }
 
   Expr primary() {
@@ -345,10 +364,10 @@ class Parser {
     e.pos = t.pos;
     e.text = t.text;
     switch (t.kind) {
-      case Token::Kind::kInt: e.kind = Expr::Kind::kInt; e.num = t.num; ++i_; return e;
+      case Token::Kind::kInt: e.kind = Expr::Kind::kInt; e.num = t.num; advance(); return e;
       case Token::Kind::kString:
-      case Token::Kind::kAddress: e.kind = Expr::Kind::kString; ++i_; return e;
-      case Token::Kind::kEllipsis: e.kind = Expr::Kind::kEllipsis; ++i_; return e;
+      case Token::Kind::kAddress: e.kind = Expr::Kind::kString; advance(); return e;
+      case Token::Kind::kEllipsis: e.kind = Expr::Kind::kEllipsis; advance(); return e;
       case Token::Kind::kWord: return word_expr();
       default: break;
     }
@@ -363,19 +382,20 @@ class Parser {
       return e;
     }
     if (t.is('-') && look(1).kind == Token::Kind::kWord) {  // -ENOENT style
-      ++i_;
+      advance();
       Expr w = word_expr();
       w.text = "-" + w.text;
       return w;
     }
     fail(t, "a value (number, NAME, \"string\", ..., [list] or {struct})");
+    return e;
   }
 
   // NAME, NAME(args), NAME=value, NAME(args)=value
   Expr word_expr() {
     Expr e;
     e.pos = cur().pos;
-    e.text = t_[i_++].text;
+    e.text = take().text;
     e.kind = Expr::Kind::kWord;
     if (accept('(')) {
       e.kind = Expr::Kind::kCall;
@@ -393,6 +413,7 @@ class Parser {
   size_t i_ = 0;
   const std::string& path_;
   ParseError err_;
+  bool failed_ = false;
 };
 
 }  // namespace

@@ -22,10 +22,6 @@ namespace {
 constexpr Time kEpoch = Time::from_ns(100'000'000'000);
 constexpr int kMaxStepsPerInstant = 100000;
 
-struct StopException {
-  Stop stop;
-};
-
 bool parse_bool_option(const std::string& v) { return v.empty() || v == "1" || v == "true"; }
 
 }  // namespace
@@ -94,8 +90,13 @@ Runner::Runner(const Script& s, const std::string& source, const RunOptions& opt
 
 Runner::~Runner() = default;
 
-void Runner::stop(Outcome o, std::string reason, std::vector<std::string> detail) {
-  throw StopException{Stop{o, std::move(reason), std::move(detail)}};
+Unexpected<Stop> Runner::stop(Outcome o, std::string reason, std::vector<std::string> detail) const {
+  return Unexpected<Stop>(Stop{o, std::move(reason), std::move(detail)});
+}
+
+Status Runner::engine_status() const {
+  if (halted_) return Unexpected<Stop>(*halted_);
+  return ok();
 }
 
 void Runner::log(const std::string& line) {
@@ -110,31 +111,38 @@ Duration Runner::tolerance_for(Duration delta) const {
   return max(cfg_.tolerance, pct);
 }
 
+// Called from inside the engine: a runaway sender is recorded here and ends
+// the run at the next engine_status() check.
 void Runner::transmit(std::span<const uint8_t> ip_packet) {
   outq_.push_back({now_, std::vector<uint8_t>(ip_packet.begin(), ip_packet.end())});
   res_.packets.emplace_back(now_, outq_.back().bytes);
-  if (outq_.size() > 100000) stop(Outcome::kFail, "the engine sent more than 100000 unexpected packets");
+  if (outq_.size() > 100000 && !halted_)
+    halted_ = Stop{Outcome::kFail, "the engine sent more than 100000 unexpected packets", {}};
 }
 
-bool Runner::step_engine_once(Time limit) {
+Expected<bool, Stop> Runner::step_engine_once(Time limit) {
   Time d = stack_->next_deadline();
   if (pending_) d = min(d, pending_->wake);
   if (d.is_never() || d > limit) return false;
   same_instant_ = d <= now_ ? same_instant_ + 1 : 0;
   if (same_instant_ > kMaxStepsPerInstant)
-    stop(Outcome::kFail, fmt::format("engine timers did not settle at {} (next_deadline() kept "
-                                     "returning a time already reached)", fmt_time(now_)));
+    return stop(Outcome::kFail, fmt::format("engine timers did not settle at {} (next_deadline() kept "
+                                            "returning a time already reached)", fmt_time(now_)));
   now_ = max(now_, d);
   stack_->advance(now_);
-  poll_pending();
+  if (auto s = engine_status(); !s) return stopped(s);
+  if (auto s = poll_pending(); !s) return stopped(s);
   return true;
 }
 
-void Runner::step_engine(Time until) {
-  while (step_engine_once(until)) {
+Status Runner::step_engine(Time until) {
+  for (;;) {
+    auto stepped = step_engine_once(until);
+    if (!stepped) return stopped(stepped);
+    if (!*stepped) break;
   }
   now_ = max(now_, until);
-  poll_pending();
+  return poll_pending();
 }
 
 // Linux wakes epoll waiters when data arrives or write space opens up, not
@@ -156,51 +164,55 @@ void Runner::sample_epoll() {
   }
 }
 
-void Runner::poll_pending() {
+Status Runner::poll_pending() {
   sample_epoll();
-  if (!pending_) return;
+  if (!pending_) return ok();
   int err = 0;
   const Event* saved = cur_;
   cur_ = pending_->event;  // a failure inside the call names its line
-  std::optional<int64_t> v = pending_->step(now_, &err);
-  if (!v) {
+  auto v = pending_->step(now_, &err);
+  if (!v) return stopped(v);
+  if (!*v) {
     cur_ = saved;
-    return;
+    return ok();
   }
   Pending p = std::move(*pending_);
   pending_.reset();
   Time lo = p.expected_end - p.tolerance;
   Time hi = p.expected_end + p.tolerance;
   if (now_ < lo || now_ > hi)
-    stop(Outcome::kFail, fmt::format("timing error: expected system call to return at {} sec "
-                                     "but it returned at {} sec; tolerance {:.6f} sec",
-                                     fmt_time(p.expected_end), fmt_time(now_), p.tolerance.secs()));
-  log(fmt::format("{} (blocking call at line {} returned {})", fmt_time(now_), p.event->pos.line, *v));
+    return stop(Outcome::kFail, fmt::format("timing error: expected system call to return at {} sec "
+                                            "but it returned at {} sec; tolerance {:.6f} sec",
+                                            fmt_time(p.expected_end), fmt_time(now_), p.tolerance.secs()));
+  log(fmt::format("{} (blocking call at line {} returned {})", fmt_time(now_), p.event->pos.line, **v));
   cur_ = saved;
+  return ok();
 }
 
 // Runs the engine until the blocking call completes, or fails past `limit`.
-void Runner::finish_pending(Time limit) {
+Status Runner::finish_pending(Time limit) {
   while (pending_) {
-    if (!step_engine_once(limit)) {
-      const Event* e = pending_->event;
-      cur_ = e;
-      stop(Outcome::kFail, fmt::format("blocking system call did not return by {} sec",
-                                       fmt_time(limit)));
+    auto stepped = step_engine_once(limit);
+    if (!stepped) return stopped(stepped);
+    if (!*stepped && pending_) {
+      cur_ = pending_->event;
+      return stop(Outcome::kFail, fmt::format("blocking system call did not return by {} sec",
+                                              fmt_time(limit)));
     }
   }
+  return ok();
 }
 
 void apply_option(RunConfig& c, const std::string& name, const std::string& v, bool* unsupported,
                   std::string* why);
 
 // Script options, then the stack under test.
-void Runner::setup() {
+Status Runner::setup() {
   for (const auto& [k, v] : script_.options) {
     bool unsupported = false;
     std::string why;
     apply_option(cfg_, k, v, &unsupported, &why);
-    if (unsupported) stop(Outcome::kSkip, why);
+    if (unsupported) return stop(Outcome::kSkip, why);
   }
   for (const auto& [k, v] : opt_.overrides) {
     bool unsupported = false;
@@ -208,16 +220,17 @@ void Runner::setup() {
     apply_option(cfg_, k, v, &unsupported, &why);
   }
   if (cfg_.ip_version != opt_.ip_version)
-    stop(Outcome::kSkip, fmt::format("script pins --ip_version={}", to_string(cfg_.ip_version)));
+    return stop(Outcome::kSkip, fmt::format("script pins --ip_version={}", to_string(cfg_.ip_version)));
   now_ = kEpoch;
   stack_cfg_.secret = 0x7765697270746bull;  // deterministic ISNs across runs
   stack_ = std::make_unique<Stack>(stack_cfg_, *this);
   stack_->add_address(cfg_.local_ip);
+  return ok();
 }
 
 // One timed event: its time from the script (relative times anchored as
 // packetdrill anchors them), then the packet, call, command or code block.
-void Runner::run_timed(const Event& e, Timeline& tl) {
+Status Runner::run_timed(const Event& e, Timeline& tl) {
   const auto* pkt = std::get_if<PacketSpec>(&e.action);
   bool inbound = pkt && pkt->inbound;
   const auto* last_pkt = tl.last ? std::get_if<PacketSpec>(&tl.last->action) : nullptr;
@@ -227,12 +240,13 @@ void Runner::run_timed(const Event& e, Timeline& tl) {
                   ts.kind == TimeKind::kAny;
   Time base = relative ? offset : kEpoch;
   Time t = ts.kind == TimeKind::kAny ? offset : base + ts.start;
-  if (tl.first && t != kEpoch && !relative) stop(Outcome::kFail, "first event should be at time 0");
+  if (tl.first && t != kEpoch && !relative) return stop(Outcome::kFail, "first event should be at time 0");
   if (!relative && tl.last && t < tl.last_t)
-    stop(Outcome::kFail, fmt::format("time goes backward in script from {} to {}",
-                                     fmt_time(tl.last_t), fmt_time(t)));
+    return stop(Outcome::kFail, fmt::format("time goes backward in script from {} to {}",
+                                            fmt_time(tl.last_t), fmt_time(t)));
   Duration tol = tl.first ? cfg_.tolerance : tolerance_for(t - tl.last_t);
   tl.first = false;
+  Status done = ok();
   if (pkt && !pkt->inbound) {
     Time lo = t - tol, hi = t + tol;
     if (ts.kind == TimeKind::kAbsoluteRange || ts.kind == TimeKind::kRelativeRange) hi = base + ts.end + tol;
@@ -240,68 +254,76 @@ void Runner::run_timed(const Event& e, Timeline& tl) {
       lo = Time::from_ns(0);
       hi = now_ + Duration::s(600);
     }
-    expect_outbound(e, *pkt, lo, hi, t);
+    done = expect_outbound(e, *pkt, lo, hi, t);
   } else {
-    run_action(e, t, base, tol);
+    done = run_action(e, t, base, tol);
   }
   tl.last = &e;
   tl.last_t = t;
+  return done;
 }
 
 // An inbound packet, system call, command or code block due at `t`.
-void Runner::run_action(const Event& e, Time t, Time base, Duration tol) {
-  const TimeSpec& ts = e.time;
+Status Runner::run_action(const Event& e, Time t, Time base, Duration tol) {
   // A new system call waits for a blocked one, as packetdrill's syscall
   // thread would.
   if (std::holds_alternative<SyscallSpec>(e.action) && pending_)
-    finish_pending(max(t, pending_->expected_end) + Duration::s(600));
-  if (now_ < t) step_engine(t);
-  if (now_ > t + tol && ts.kind != TimeKind::kAny)
-    stop(Outcome::kFail, fmt::format("timing error: expected event at {} sec but it happened "
-                                     "at {} sec; tolerance {:.6f} sec",
-                                     fmt_time(t), fmt_time(now_), tol.secs()));
-  if (const auto* pkt = std::get_if<PacketSpec>(&e.action)) {
-    inject(e, *pkt);
-  } else if (const auto* sc = std::get_if<SyscallSpec>(&e.action)) {
-    syscall(e, *sc);
-    if (pending_ && pending_->event == &e) {
-      Duration btol = ts.block_end ? tolerance_for(*ts.block_end - ts.start) : tol;
-      pending_->tolerance = btol;
-      pending_->expected_end = ts.block_end ? base + *ts.block_end : t;
-      poll_pending();
-    }
-  } else if (const auto* cmd = std::get_if<CommandSpec>(&e.action)) {
-    command(e, *cmd, false);
-  } else {
-    snapshot_code(e, std::get<CodeSpec>(e.action));
+    if (auto s = finish_pending(max(t, pending_->expected_end) + Duration::s(600)); !s) return s;
+  if (now_ < t)
+    if (auto s = step_engine(t); !s) return s;
+  if (now_ > t + tol && e.time.kind != TimeKind::kAny)
+    return stop(Outcome::kFail, fmt::format("timing error: expected event at {} sec but it happened "
+                                            "at {} sec; tolerance {:.6f} sec",
+                                            fmt_time(t), fmt_time(now_), tol.secs()));
+  if (const auto* pkt = std::get_if<PacketSpec>(&e.action)) return inject(e, *pkt);
+  if (const auto* sc = std::get_if<SyscallSpec>(&e.action)) return run_syscall(e, *sc, t, base, tol);
+  if (const auto* cmd = std::get_if<CommandSpec>(&e.action)) return command(e, *cmd, false);
+  snapshot_code(e, std::get<CodeSpec>(e.action));
+  return ok();
+}
+
+// A system call; one that blocks is due back at the script's `...end`
+// time, or at once.
+Status Runner::run_syscall(const Event& e, const SyscallSpec& sc, Time t, Time base, Duration tol) {
+  if (auto s = syscall(e, sc); !s) return s;
+  if (!pending_ || pending_->event != &e) return ok();
+  const TimeSpec& ts = e.time;
+  pending_->tolerance = ts.block_end ? tolerance_for(*ts.block_end - ts.start) : tol;
+  pending_->expected_end = ts.block_end ? base + *ts.block_end : t;
+  return poll_pending();
+}
+
+Status Runner::run_events() {
+  if (auto s = setup(); !s) return s;
+  Timeline tl;
+  tl.last_t = kEpoch;
+  for (const Event& e : script_.events) {
+    cur_ = &e;
+    Status s = e.timed ? run_timed(e, tl) : command(e, std::get<CommandSpec>(e.action), true);
+    if (!s) return s;
   }
+  if (pending_)
+    if (auto s = finish_pending(max(now_, pending_->expected_end) + Duration::s(600)); !s) return s;
+  cur_ = nullptr;
+  res_.elapsed = now_ - kEpoch;
+  if (opt_.run_code) return run_code_blocks();
+  return ok();
 }
 
 RunResult Runner::run() {
-  try {
-    setup();
-    Timeline tl;
-    tl.last_t = kEpoch;
-    for (const Event& e : script_.events) {
-      cur_ = &e;
-      if (e.timed) run_timed(e, tl);
-      else command(e, std::get<CommandSpec>(e.action), true);
-    }
-    if (pending_) finish_pending(max(now_, pending_->expected_end) + Duration::s(600));
-    cur_ = nullptr;
-    res_.elapsed = now_ - kEpoch;
-    if (opt_.run_code) run_code_blocks();
+  Status s = run_events();
+  if (s) {
     res_.outcome = Outcome::kPass;
-  } catch (const StopException& ex) {
-    res_.outcome = ex.stop.outcome;
-    res_.reason = ex.stop.reason;
-    res_.detail = ex.stop.detail;
-    if (cur_) {
-      res_.line = cur_->pos.line;
-      res_.script_line = source_line(source_, cur_->pos.line);
-    }
-    res_.elapsed = now_ - kEpoch;
+    return res_;
   }
+  res_.outcome = s.error().outcome;
+  res_.reason = s.error().reason;
+  res_.detail = s.error().detail;
+  if (cur_) {
+    res_.line = cur_->pos.line;
+    res_.script_line = source_line(source_, cur_->pos.line);
+  }
+  res_.elapsed = now_ - kEpoch;
   return res_;
 }
 

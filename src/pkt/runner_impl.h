@@ -14,6 +14,7 @@
 #include "pkt/ast.h"
 #include "pkt/runner.h"
 #include "weir/config.h"
+#include "weir/expected.h"
 #include "weir/netif.h"
 #include "weir/stack.h"
 #include "wire/packet.h"
@@ -44,6 +45,18 @@ struct Stop {
   std::vector<std::string> detail;
 };
 
+// Every step of the run that can end it returns the Stop that ends the
+// script, or carries on; the runner never throws (project rule: errors are
+// values, weir::Expected).
+struct Done {};
+using Status = Expected<Done, Stop>;
+inline Status ok() { return Done{}; }
+// Passes an earlier step's Stop on, whatever that step's value type.
+template <typename T>
+Unexpected<Stop> stopped(const Expected<T, Stop>& e) {
+  return Unexpected<Stop>(e.error());
+}
+
 // One script fd.
 struct FdEntry {
   enum class Kind { kSocket, kEpoll } kind = Kind::kSocket;
@@ -51,6 +64,8 @@ struct FdEntry {
   bool nonblock = false;
   bool listener = false;
   bool inq = false;  // TCP_INQ: recvmsg() reports a TCP_CM_INQ cmsg
+  bool zerocopy = false;  // SO_ZEROCOPY: MSG_ZEROCOPY sends queue completions
+  bool zc_queued = false;  // a MSG_ZEROCOPY send queued a completion notification
   // epoll: watched fd -> (interest events, data fd), and ET/ONESHOT state
   struct Watch {
     uint32_t events = 0;
@@ -95,7 +110,8 @@ struct Pending {
   Time expected_end;  // when the script says it returns
   Duration tolerance;
   Time wake = Time::never();  // a poll()/epoll_wait() timeout: completes then
-  std::function<std::optional<int64_t>(Time now, int* err)> step;  // value when done
+  // The call's value once it is done, nothing while it still blocks.
+  std::function<Expected<std::optional<int64_t>, Stop>(Time now, int* err)> step;
 };
 
 // What `%{ }%` blocks see: tcp_info at the block's time.
@@ -123,38 +139,42 @@ class Runner : public Netif {
   uint32_t mtu() const override { return cfg_.mtu; }
 
   // ---- runner.cc ----
-  void setup();
-  void run_timed(const Event& e, Timeline& tl);
-  void run_action(const Event& e, Time t, Time base, Duration tol);
-  [[noreturn]] void stop(Outcome o, std::string reason, std::vector<std::string> detail = {});
-  void step_engine(Time until);                 // run timers up to `until`
-  bool step_engine_once(Time limit);            // one deadline <= limit; false if none
-  void poll_pending();
+  Status setup();
+  Status run_events();
+  Status run_timed(const Event& e, Timeline& tl);
+  Status run_action(const Event& e, Time t, Time base, Duration tol);
+  Status run_syscall(const Event& e, const SyscallSpec& s, Time t, Time base, Duration tol);
+  // The Stop that ends the script (return it, or pass it on with stopped()).
+  Unexpected<Stop> stop(Outcome o, std::string reason, std::vector<std::string> detail = {}) const;
+  Status engine_status() const;  // a Stop the engine's callbacks recorded (transmit)
+  Status step_engine(Time until);                       // run timers up to `until`
+  Expected<bool, Stop> step_engine_once(Time limit);    // one deadline <= limit; false if none
+  Status poll_pending();
   void sample_epoll();  // EPOLLET: note readiness edges after every engine step
-  void finish_pending(Time limit);
+  Status finish_pending(Time limit);
   Duration tolerance_for(Duration script_delta) const;
   void log(const std::string& line);
   std::string fmt_time(Time t) const;
 
   // ---- packets.cc ----
-  void inject(const Event& e, const PacketSpec& p);
-  void inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off);
-  void inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpOptions& o);
-  void send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip);
-  void expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected);
-  bool next_outbound(Time limit);
+  Status inject(const Event& e, const PacketSpec& p);
+  Status inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_off);
+  Status inbound_options(const PacketSpec& p, uint32_t local_off, wire::TcpOptions& o);
+  Status send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip);
+  Status expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected);
+  Expected<bool, Stop> next_outbound(Time limit);
   void learn_conn(const wire::TcpPacket& pk, const PacketSpec& p);
   std::string describe_live(const wire::TcpPacket& pk, uint32_t payload_len) const;
 
   // ---- syscalls.cc ----
-  void syscall(const Event& e, const SyscallSpec& s);
+  Status syscall(const Event& e, const SyscallSpec& s);
 
   // ---- shell.cc ----
-  void command(const Event& e, const CommandSpec& c, bool untimed);
+  Status command(const Event& e, const CommandSpec& c, bool untimed);
 
   // ---- code.cc ----
   void snapshot_code(const Event& e, const CodeSpec& c);
-  void run_code_blocks();
+  Status run_code_blocks();
 
   // state
   const Script& script_;
@@ -175,6 +195,7 @@ class Runner : public Netif {
   const Event* cur_ = nullptr;
   RunResult res_;
   int same_instant_ = 0;
+  std::optional<Stop> halted_;  // set from transmit(), which cannot return a Stop
 };
 
 // The source line `line` (1-based) of `source`, trimmed.

@@ -109,111 +109,126 @@ class Shell {
  public:
   explicit Shell(Runner& r) : r_(r) {}
 
-  void set(std::string key, const std::string& value, const std::string& cmd) {
+  Status set(std::string key, const std::string& value, const std::string& cmd) {
     for (char& c : key)
       if (c == '/') c = '.';
     for (std::string_view pre : {".proc.sys.", "proc.sys."})
       if (key.rfind(pre, 0) == 0) key = key.substr(pre.size());
     std::string bare = key.rfind("net.ipv4.", 0) == 0 ? key.substr(9) : key;
-    if (no_op_sysctl(bare)) return;
+    if (no_op_sysctl(bare)) return ok();
     if (bare.rfind("tcp_fastopen", 0) == 0) {
       // The profile's own fast open lines are harmless; a script that
       // changes them is a fast open test.
-      if (cmd.find("defaults.sh") != std::string::npos) return;
-      r_.stop(Outcome::kSkip, fmt::format("TCP Fast Open is not supported ({}={})", key, value));
+      if (cmd.find("defaults.sh") != std::string::npos) return ok();
+      return r_.stop(Outcome::kSkip, fmt::format("TCP Fast Open is not supported ({}={})", key, value));
     }
     std::string err = r_.stack_->config().set(key, value);
-    if (!err.empty()) r_.stop(Outcome::kSkip, fmt::format("unsupported setting in `{}`: {}", cmd, err));
+    if (!err.empty()) return r_.stop(Outcome::kSkip, fmt::format("unsupported setting in `{}`: {}", cmd, err));
+    return ok();
   }
 
-  void nstat(const std::string& cmd) {
+  Status nstat(const std::string& cmd) {
     std::map<std::string, uint64_t> now;
     const Counters& c = r_.stack_->counters();
     for (size_t i = 0; i < static_cast<size_t>(Counter::kCount); ++i)
       now[std::string(counter_name(static_cast<Counter>(i)))] = c.v[i];
     size_t bar = cmd.find('|');
-    if (bar != std::string::npos) {
-      // nstat ... | grep [-q] "NAME *VALUE": the counter moved by VALUE since
-      // the last nstat (nstat prints deltas against its history).
-      static const std::regex re(R"(([A-Za-z][A-Za-z0-9]+)[^0-9A-Za-z]+([0-9]+))");
-      std::smatch m;
-      std::string rest = cmd.substr(bar + 1);
-      if (!std::regex_search(rest, m, re))
-        r_.stop(Outcome::kSkip, fmt::format("unsupported nstat form `{}`", cmd));
-      std::string name = m[1];
-      uint64_t want = std::stoull(m[2]);
-      if (!now.count(name)) r_.stop(Outcome::kSkip, fmt::format("counter {} is not kept by weir", name));
-      uint64_t got = now[name] - r_.nstat_base_[name];
-      r_.nstat_base_ = now;
-      if (got != want)
-        r_.stop(Outcome::kFail, fmt::format("nstat: {} moved by {}, expected {}", name, got, want));
-      return;
+    if (bar == std::string::npos) {
+      r_.nstat_base_ = now;  // nstat / nstat -n: take the baseline
+      return ok();
     }
-    r_.nstat_base_ = now;  // nstat / nstat -n: take the baseline
+    // nstat ... | grep [-q] "NAME *VALUE": the counter moved by VALUE since
+    // the last nstat (nstat prints deltas against its history).
+    static const std::regex re(R"(([A-Za-z][A-Za-z0-9]+)[^0-9A-Za-z]+([0-9]+))");
+    std::smatch m;
+    std::string rest = cmd.substr(bar + 1);
+    if (!std::regex_search(rest, m, re))
+      return r_.stop(Outcome::kSkip, fmt::format("unsupported nstat form `{}`", cmd));
+    std::string name = m[1];
+    uint64_t want = std::stoull(m[2]);
+    if (!now.count(name)) return r_.stop(Outcome::kSkip, fmt::format("counter {} is not kept by weir", name));
+    uint64_t got = now[name] - r_.nstat_base_[name];
+    r_.nstat_base_ = now;
+    if (got != want) return r_.stop(Outcome::kFail, fmt::format("nstat: {} moved by {}, expected {}", name, got, want));
+    return ok();
   }
 
-  void one(const std::string& cmd) {
-    std::vector<std::string> w = words(cmd);
-    if (w.empty()) return;
-    const std::string& prog = w[0];
-    if (ends_with(prog, "defaults.sh")) {
-      for (auto [k, v] : kDefaults) set(k, v, cmd);
-      return;
-    }
-    if (prog.find("sysctl_restore") != std::string::npos) return;  // clean-up script
-    if (prog == "sysctl" || ends_with(prog, "set_sysctls.py")) {
-      for (size_t i = 1; i < w.size(); ++i) {
-        if (w[i][0] == '-') continue;  // -q, -e, -w
-        if (w[i] == ">" || w[i] == "2>") {  // redirections
-          ++i;
-          continue;
-        }
-        if (w[i][0] == '>' || w[i].rfind("2>", 0) == 0) continue;
-        size_t eq = w[i].find('=');
-        if (eq == std::string::npos) r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd));
-        std::string value = w[i].substr(eq + 1);
-        if (value.rfind("/dev/null", 0) == 0) continue;
-        set(w[i].substr(0, eq), value, cmd);
+  // sysctl -q KEY=VALUE ... and set_sysctls.py /proc/sys/KEY=VALUE ...
+  Status sysctls(const std::vector<std::string>& w, const std::string& cmd) {
+    for (size_t i = 1; i < w.size(); ++i) {
+      if (w[i][0] == '-') continue;  // -q, -e, -w
+      if (w[i] == ">" || w[i] == "2>") {  // redirections
+        ++i;
+        continue;
       }
-      return;
+      if (w[i][0] == '>' || w[i].rfind("2>", 0) == 0) continue;
+      size_t eq = w[i].find('=');
+      if (eq == std::string::npos) return r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd));
+      std::string value = w[i].substr(eq + 1);
+      if (value.rfind("/dev/null", 0) == 0) continue;
+      if (auto s = set(w[i].substr(0, eq), value, cmd); !s) return s;
     }
-    if (prog == "nstat") return nstat(cmd);
-    // echo N > /sys/module/tcp_cubic/parameters/NAME: a per-stack CUBIC parameter.
-    if (prog == "echo" && w.size() == 4 && w[2] == ">" && w[3].rfind("/sys/module/tcp_cubic/", 0) == 0)
-      return set(w[3], w[1], cmd);
-    if (prog == "ip" && w.size() >= 2 && w[1] == "tcp_metrics") return;
+    return ok();
+  }
+
+  // ip link set mtu, ethtool -K, tc qdisc: the device; nullopt when `w` is
+  // none of those.
+  std::optional<Status> device(const std::vector<std::string>& w, const std::string& cmd) {
+    const std::string& prog = w[0];
     if (prog == "ip" && w.size() >= 3 && w[1] == "link") {
       for (size_t i = 2; i + 1 < w.size(); ++i)
         if (w[i] == "mtu") {
           r_.cfg_.mtu = static_cast<uint32_t>(std::stoul(w[i + 1]));
-          return;
+          return ok();
         }
     }
     if (prog == "ethtool" && w.size() >= 2 && w[1] == "-K") {
       // weir never builds TSO/GSO super-segments: tso/gso off is the only state.
       for (size_t i = 3; i + 1 < w.size(); i += 2)
-        if (w[i + 1] != "off") r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd));
-      return;
+        if (w[i + 1] != "off") return Status(r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd)));
+      return ok();
     }
     if (prog == "tc" && w.size() >= 2 && w[1] == "qdisc") {
       for (const std::string& x : w)
         if (x == "fq") return set("net.core.default_qdisc", "fq", cmd);  // pacing at the socket's rate
       for (const std::string& x : w)
         if (x == "fq_codel" || x == "netem")
-          r_.stop(Outcome::kSkip, fmt::format("qdisc {} (pacing/queueing below TCP) is not modelled", x));
-      return;  // pfifo: the device queue the runner already is
+          return Status(r_.stop(Outcome::kSkip, fmt::format("qdisc {} (pacing/queueing below TCP) is not modelled", x)));
+      return ok();  // pfifo: the device queue the runner already is
     }
-    r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`", cmd));
+    return std::nullopt;
+  }
+
+  Status one(const std::string& cmd) {
+    std::vector<std::string> w = words(cmd);
+    if (w.empty()) return ok();
+    const std::string& prog = w[0];
+    if (ends_with(prog, "defaults.sh")) {
+      for (auto [k, v] : kDefaults)
+        if (auto s = set(k, v, cmd); !s) return s;
+      return ok();
+    }
+    if (prog.find("sysctl_restore") != std::string::npos) return ok();  // clean-up script
+    if (prog == "sysctl" || ends_with(prog, "set_sysctls.py")) return sysctls(w, cmd);
+    if (prog == "nstat") return nstat(cmd);
+    // echo N > /sys/module/tcp_cubic/parameters/NAME: a per-stack CUBIC parameter.
+    if (prog == "echo" && w.size() == 4 && w[2] == ">" && w[3].rfind("/sys/module/tcp_cubic/", 0) == 0)
+      return set(w[3], w[1], cmd);
+    if (prog == "ip" && w.size() >= 2 && w[1] == "tcp_metrics") return ok();
+    if (auto s = device(w, cmd)) return *s;
+    return r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`", cmd));
   }
 
  private:
   Runner& r_;
 };
 
-void Runner::command(const Event& e, const CommandSpec& c, bool untimed) {
+Status Runner::command(const Event& e, const CommandSpec& c, bool untimed) {
   log(fmt::format("{} `{}` (line {}{})", fmt_time(now_), c.text, e.pos.line, untimed ? ", untimed" : ""));
   Shell sh(*this);
-  for (const std::string& cmd : split_commands(c.text)) sh.one(cmd);
+  for (const std::string& cmd : split_commands(c.text))
+    if (auto s = sh.one(cmd); !s) return s;
+  return ok();
 }
 
 }  // namespace weir::pkt

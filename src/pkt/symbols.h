@@ -20,6 +20,7 @@ inline constexpr int SOL_IP = 0;
 inline constexpr int SOL_IPV6 = 41;
 inline constexpr int SO_ERROR = 4;
 inline constexpr int SO_RCVLOWAT = 18;
+inline constexpr int SO_ZEROCOPY = 60;
 inline constexpr int TCP_INQ = 36;  // also TCP_CM_INQ, the cmsg type
 inline constexpr int MSG_PEEK = 0x2;
 inline constexpr int MSG_DONTWAIT = 0x40;

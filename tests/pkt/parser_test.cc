@@ -151,6 +151,18 @@ TEST(PktParser, ErrorsNameFileLineColumnAndWhatWasExpected) {
             "t.pkt:1:6: expected TCP flags (a combination of F S R P . E W A U, or -), got word 'Q'");
 }
 
+// The first error is the one reported, even when the rest of the script
+// (unclosed lists, notes, option lists) would produce more; parsing ends.
+TEST(PktParser, FirstErrorWinsAndUnclosedConstructsTerminate) {
+  EXPECT_EQ(parse_err("0 poll([{fd=3, events=POLLIN} 1, 0) = 0\n+0 < [ect0 S 0:0(0)\n"),
+            "t.pkt:1:31: expected ',' or ']' in the list, got integer '1'");
+  EXPECT_EQ(parse_err("0 close(3) = -1 EBADF (Bad file"), "t.pkt:1:32: expected ')' closing the note, got end of file");
+  EXPECT_EQ(parse_err("0 < [ect0, tos"), "t.pkt:1:15: expected a TOS value after 'tos', got end of file");
+  EXPECT_EQ(parse_err("0 < S 0:0(0) <mss 1460 nop>"),
+            "t.pkt:1:24: expected ',' or '>' in the TCP option list, got word 'nop'");
+  EXPECT_EQ(parse_err("0 foo(1, 2"), "t.pkt:1:11: expected ',' or ')' in the argument list, got end of file");
+}
+
 // Every script of google/packetdrill's TCP corpus parses (when ../shared is present).
 TEST(PktParser, ParsesEveryScriptInTheGtestsTcpCorpus) {
   namespace fs = std::filesystem;

@@ -107,6 +107,42 @@ TEST(PktRunner, HandshakePassesInEveryIpVariant) {
   }
 }
 
+// SO_ZEROCOPY is kept by the runner and MSG_ZEROCOPY sends are copies (as
+// Linux falls back to); the completion then waiting on the error queue is
+// not modelled, so a readiness check after such a send skips.
+TEST(PktRunner, ZerocopySendIsACopyAndLaterPollSkips) {
+  // Set on the listener, it carries over to the accepted child (Linux sk_clone_lock).
+  std::string s = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n"
+                  "+0 setsockopt(3, SOL_SOCKET, SO_ZEROCOPY, [1], 4) = 0\n"
+                  "+0 bind(3, ..., ...) = 0\n+0 listen(3, 1) = 0\n"
+                  "+.1 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n"
+                  "+0 > S. 0:0(0) ack 1 <...>\n+.1 < . 1:1(0) ack 1 win 257\n+0 accept(3, ..., ...) = 4\n"
+                  "+0 getsockopt(4, SOL_SOCKET, SO_ZEROCOPY, [1], [4]) = 0\n"
+                  "+0 setsockopt(4, SOL_SOCKET, SO_ZEROCOPY, [2], 4) = -1 EINVAL (Invalid argument)\n"
+                  "+0 send(4, ..., 0, MSG_ZEROCOPY) = 0\n"
+                  "+0 poll([{fd=4, events=POLLOUT, revents=POLLOUT}], 1, 0) = 1\n"
+                  "+0 send(4, ..., 100, MSG_ZEROCOPY) = 100\n"
+                  "+0 > P. 1:101(100) ack 1 <...>\n";
+  RunResult r = run(s);
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  r = run(s + "+.1 < . 1:1(0) ack 101 win 257\n+0 poll([{fd=4, events=POLLOUT, revents=POLLOUT}], 1, 0) = 1\n");
+  EXPECT_EQ(r.outcome, Outcome::kSkip);
+  EXPECT_NE(r.reason.find("MSG_ZEROCOPY completion"), std::string::npos) << r.reason;
+}
+
+// A failure inside a blocking call that completes later names that call's
+// line, not the line the timeline had reached.
+TEST(PktRunner, BlockingCallFailureNamesItsOwnLine) {
+  std::string s = std::string(kServer) +
+                  "+0 > S. 0:0(0) ack 1 <...>\n+.1 < . 1:1(0) ack 1 win 257\n+0 accept(3, ..., ...) = 4\n"
+                  "+0...0.1 read(4, ..., 100) = 99\n"
+                  "+.1 < P. 1:101(100) ack 1 win 257\n";
+  RunResult r = run(s);
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_EQ(r.reason, "read() expected result 99 but returned 100");
+  EXPECT_EQ(r.line, 10);
+}
+
 TEST(PktRunner, VariantsFollowTheScriptName) {
   EXPECT_EQ(variants_for("a/basic-v6.pkt"), std::vector<IpVersion>{IpVersion::kIpv6});
   EXPECT_EQ(variants_for("a/basic-v4.pkt").size(), 2u);

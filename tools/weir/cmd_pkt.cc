@@ -43,13 +43,8 @@ nlohmann::json to_json(const pkt::ScriptRun& r) {
   return j;
 }
 
-int run_pkt(const PktArgs& a) {
-  std::string err;
-  std::vector<std::string> files = pkt::collect_scripts(a.paths, &err);
-  if (!err.empty()) {
-    std::fprintf(stderr, "weir pkt: %s\n", err.c_str());
-    return 2;
-  }
+// -D NAME=VALUE and --set NAME=VALUE into the options every run starts from.
+pkt::RunOptions base_options(const PktArgs& a) {
   pkt::RunOptions base;
   base.verbose = a.verbose;
   base.run_code = !a.no_code;
@@ -61,19 +56,55 @@ int run_pkt(const PktArgs& a) {
     size_t eq = s.find('=');
     base.overrides.emplace_back(s.substr(0, eq), eq == std::string::npos ? "" : s.substr(eq + 1));
   }
+  return base;
+}
+
+// The variants a file runs in: every one its name allows, or the one asked
+// for (ipv4 by default). False on a bad --ip_version.
+bool variants_of(const PktArgs& a, const std::string& file, std::vector<pkt::IpVersion>* out) {
+  if (a.all_ip_versions) {
+    *out = pkt::variants_for(file);
+    return true;
+  }
+  pkt::IpVersion v = pkt::IpVersion::kIpv4;
+  if (!a.ip_version.empty() && !pkt::parse_ip_version(a.ip_version, &v)) return false;
+  *out = {v};
+  return true;
+}
+
+// The closing report (JSON, or the per-folder summary and totals); the exit status.
+int report(const PktArgs& a, const std::vector<pkt::ScriptRun>& runs) {
+  bool failed = false;
+  for (const auto& r : runs) failed |= r.result.outcome == pkt::Outcome::kFail;
+  if (a.json) {
+    nlohmann::json j;
+    j["runs"] = nlohmann::json::array();
+    for (const auto& r : runs) j["runs"].push_back(to_json(r));
+    j["totals"] = pkt::format_totals(runs);
+    std::printf("%s\n", j.dump(2).c_str());
+    return failed ? 1 : 0;
+  }
+  if (a.summary_by_folder)
+    std::printf("\n%s", pkt::format_summary_by_folder(runs, a.paths.size() == 1 ? a.paths[0] : "").c_str());
+  std::printf("%s\n", pkt::format_totals(runs).c_str());
+  return failed ? 1 : 0;
+}
+
+int run_pkt(const PktArgs& a) {
+  std::string err;
+  std::vector<std::string> files = pkt::collect_scripts(a.paths, &err);
+  if (!err.empty()) {
+    std::fprintf(stderr, "weir pkt: %s\n", err.c_str());
+    return 2;
+  }
+  const pkt::RunOptions base = base_options(a);
   std::vector<pkt::ScriptRun> runs;
   std::vector<std::pair<Time, std::vector<uint8_t>>> all_packets;
   for (const std::string& f : files) {
     std::vector<pkt::IpVersion> variants;
-    if (a.all_ip_versions) {
-      variants = pkt::variants_for(f);
-    } else {
-      pkt::IpVersion v = pkt::IpVersion::kIpv4;
-      if (!a.ip_version.empty() && !pkt::parse_ip_version(a.ip_version, &v)) {
-        std::fprintf(stderr, "weir pkt: bad --ip_version=%s\n", a.ip_version.c_str());
-        return 2;
-      }
-      variants = {v};
+    if (!variants_of(a, f, &variants)) {
+      std::fprintf(stderr, "weir pkt: bad --ip_version=%s\n", a.ip_version.c_str());
+      return 2;
     }
     for (pkt::IpVersion v : variants) {
       pkt::RunOptions o = base;
@@ -91,20 +122,7 @@ int run_pkt(const PktArgs& a) {
     std::string e = pkt::write_pcap(a.pcap, all_packets);
     if (!e.empty()) std::fprintf(stderr, "weir pkt: --pcap %s: %s\n", a.pcap.c_str(), e.c_str());
   }
-  bool failed = false;
-  for (const auto& r : runs) failed |= r.result.outcome == pkt::Outcome::kFail;
-  if (a.json) {
-    nlohmann::json j;
-    j["runs"] = nlohmann::json::array();
-    for (const auto& r : runs) j["runs"].push_back(to_json(r));
-    j["totals"] = pkt::format_totals(runs);
-    std::printf("%s\n", j.dump(2).c_str());
-    return failed ? 1 : 0;
-  }
-  if (a.summary_by_folder)
-    std::printf("\n%s", pkt::format_summary_by_folder(runs, a.paths.size() == 1 ? a.paths[0] : "").c_str());
-  std::printf("%s\n", pkt::format_totals(runs).c_str());
-  return failed ? 1 : 0;
+  return report(a, runs);
 }
 
 Register reg("pkt", [](CLI::App& app) -> std::function<int()> {

@@ -1,0 +1,89 @@
+// One script system call being run: argument evaluation, the call on
+// weir::Stack, and the check of its result. Shared by syscalls.cc (sockets,
+// data, options) and syscalls_wait.cc (poll, epoll).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "pkt/runner_impl.h"
+
+namespace weir::pkt {
+
+struct Ret {
+  int64_t value = 0;
+  int err = 0;  // errno when value == -1
+};
+
+inline Ret from(Errc e) { return e == Errc::kOk ? Ret{0, 0} : Ret{-1, static_cast<int>(e)}; }
+
+// One attempt at a call: its result, nothing while it would block (retried
+// after the next engine step), or the Stop that ends the script.
+using Attempt = Expected<std::optional<Ret>, Stop>;
+inline Attempt done(Ret r) { return std::optional<Ret>(r); }
+inline Attempt blocked() { return std::optional<Ret>(); }
+
+using Value = Expected<int64_t, Stop>;
+
+inline bool is_ellipsis(const Expr& e) { return e.kind == Expr::Kind::kEllipsis; }
+
+class SyscallCtx {
+ public:
+  SyscallCtx(Runner& r, const Event& e, const SyscallSpec& s) : r_(r), e_(e), s_(s) {}
+
+  Unexpected<Stop> skip(std::string why) const { return r_.stop(Outcome::kSkip, std::move(why)); }
+  Unexpected<Stop> fail(std::string why) const { return r_.stop(Outcome::kFail, std::move(why)); }
+
+  Expected<const Expr*, Stop> arg(size_t i) const;
+  Value eval(const Expr& x) const;
+  Value eval_arg(size_t i) const;  // arg(i), evaluated
+  Expected<FdEntry*, Stop> fd(size_t i) const;
+
+  Value iov_len(const Expr& list) const;  // total bytes of [{..., 100}, {..., 200}]
+  Value msg_len(const Expr& msg) const;
+  Expected<std::optional<int64_t>, Stop> expected_cm_inq(const Expr& msg) const;
+  Expected<int, Stop> flags_checked(int64_t flags) const;
+
+  Status check(const Ret& got) const;  // the expected result, after the call returned
+  std::string describe(const Ret& r) const;
+
+  // Runs `op` now; when it says "would block" on a blocking call, it becomes
+  // the pending operation, retried after each engine step.
+  Status run(bool blocking, std::function<Attempt(Time)> op, Time wake = Time::never());
+  Status run_now(Ret ret) {
+    return run(false, [ret](Time) { return done(ret); });
+  }
+
+  Status dispatch();
+
+ private:
+  Status socket_calls();
+  Status close_call();
+  Status accept_call();
+  Status connect_call();
+  Status data_calls();
+  Status read_call(FdEntry& f, size_t want, int flags, bool blocking);
+  Status write_call(FdEntry& f, size_t want, int flags, bool blocking);
+  Status option_calls();
+  Status setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);
+  Status getsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);
+  Status fcntl_call();
+  Status ioctl_call();
+  Status poll_calls();           // syscalls_wait.cc
+  Status epoll_calls();          // syscalls_wait.cc
+  Status epoll_wait_call(FdEntry& ep);  // syscalls_wait.cc
+  Status epoll_ctl_call(FdEntry& ep);   // syscalls_wait.cc
+
+  Runner& r_;
+  const Event& e_;
+  const SyscallSpec& s_;
+};
+
+// Linux reports a MSG_ZEROCOPY completion on the socket's error queue
+// (POLLERR, recvmsg(MSG_ERRQUEUE)); the runner does not model that queue, so
+// readiness checks after such a send skip rather than pass or fail.
+inline constexpr const char* kZerocopyWhy =
+    "MSG_ZEROCOPY completion notifications (the socket error queue) are not modelled";
+
+}  // namespace weir::pkt
