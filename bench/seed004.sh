@@ -12,8 +12,11 @@
 #    retransmitted by then);
 #  - weir: `weir ss`'s hystart_exit:REASON@CWND, and the same ss samples.
 #
-# Both senders are pinned to CUBIC (a new namespace inherits the host's
-# default congestion control, which on a host with bbr configured is bbr).
+# Both senders are pinned to CUBIC: a new namespace inherits the host's
+# default congestion control (bbr on the machine this was written on), and
+# only the initial namespace may default to an algorithm outside
+# tcp_allowed_congestion_control, so Linux's server sets TCP_CONGESTION on
+# its listening socket and the summary prints the algorithm `ss` showed.
 # weir serve runs under SCHED_FIFO (SENDER_RT, default 40, below the
 # emulator's 50): Linux's sender handles each ACK inside the emulator's own
 # real-time thread (a TUN write runs the receiving stack), so without this
@@ -21,7 +24,8 @@
 # delays and Linux's would not.
 #
 # Usage: bench/seed004.sh [BUILD_DIR]
-#   env: MB (20), SENDER_RT (40; 0 = normal priority), EMU_ARGS (extra
+#   env: MB (20), SENDER_RT (40; 0 = normal priority), RCV_RMEM (the
+#   receiving namespace's tcp_rmem, e.g. "4096 16777216 33554432"), EMU_ARGS (extra
 #   `weir emu` options, e.g. "--rt-prio 0 --spin-us 0" for the old timing),
 #   RUNS (1). Needs root.
 set -u
@@ -37,7 +41,10 @@ A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24; tun_add "$B" tb 10.9.0.2/24
 ip -n "$A" route add 192.0.2.0/24 via 10.9.0.2 dev ta
 ip netns exec "$B" sysctl -qw net.ipv4.ip_forward=1
-for ns in "$A" "$B"; do ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=cubic; done
+# RCV_RMEM: the receiver's (curl's) tcp_rmem; empty = the host's. With the
+# default 128 KB initial buffer, Linux's receive autotuning lags a sender in
+# slow start by about an RTT at 150 ms, and the sender is window-limited.
+[ -n "${RCV_RMEM:-}" ] && ip netns exec "$A" sysctl -qw net.ipv4.tcp_rmem="$RCV_RMEM"
 link_toml "$WORK/link.toml" 'rate = "50Mbit"' 'delay = "75ms"' 'queue = 619'
 
 start_emu() {  # start_emu NAME
@@ -78,18 +85,27 @@ for line in open(samples):
         if t:
             rt = re.search(r"bytes_retrans:(\d+)", line)
             first = {"cwnd": cwnd, "ssthresh": int(t.group(1)), "bytes_retrans": int(rt.group(1)) if rt else 0}
+    cc = re.search(r"\s(cubic|bbr|reno)\s", line)
+    if cc:
+        r["cc"] = cc.group(1)
     h = re.search(r"hystart_exit:([a-z+-]+)@(\d+)", line)
-    if h:
+    if h and hy is None:  # the first exit (a later slow start, after an RTO or undo, may exit again)
         hy = (h.group(1), int(h.group(2)))
+    if first is None and (rw := re.search(r"rwnd_limited:(\d+)ms", line)):
+        r["rwnd_limited_ms_before_exit"] = int(rw.group(1))
 r["peak_cwnd_before_exit"] = peak
 r["first_ssthresh_sample"] = first
 if nst:
     m = dict((k, int(v)) for k, v in re.findall(r"^(\S+)\s+(\d+)", open(nst).read(), re.M))
+    r["mib"] = m
+# The MIB counts a detection in any slow start, also one after an RTO or an
+# undo: it names the first exit only if nothing was retransmitted before the
+# first sample that shows ssthresh.
+if nst and hy is None and first is not None and first["bytes_retrans"] == 0:
     if m.get("TcpExtTCPHystartTrainDetect"):
         hy = ("ack-train", m["TcpExtTCPHystartTrainCwnd"] // m["TcpExtTCPHystartTrainDetect"])
     elif m.get("TcpExtTCPHystartDelayDetect"):
         hy = ("delay", m["TcpExtTCPHystartDelayCwnd"] // m["TcpExtTCPHystartDelayDetect"])
-    r["mib"] = m
 if hy is None and first is not None:
     hy = ("loss" if first["bytes_retrans"] > 0 else "unknown", first["cwnd"])
 r["detector"], r["exit_cwnd"] = hy if hy else ("none", 0)
@@ -112,7 +128,18 @@ for k, v in b.items():
 P
 }
 
-(cd "$WORK/www" && exec ip netns exec "$B" python3 -m http.server -b 0.0.0.0 8000) >"$WORK/py.log" 2>&1 &
+# python's http.server with TCP_CONGESTION=cubic on the listener (accepted
+# sockets inherit it; a namespace other than the initial one may only make
+# an algorithm its default if tcp_allowed_congestion_control lists it).
+cat >"$WORK/cubic_server.py" <<'P'
+import functools, http.server, socket, sys
+class Server(http.server.ThreadingHTTPServer):
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
+        super().server_bind()
+Server(("0.0.0.0", 8000), functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])).serve_forever()
+P
+ip netns exec "$B" python3 "$WORK/cubic_server.py" "$WORK/www" >"$WORK/py.log" 2>&1 &
 PIDS+=($!)
 RT=()
 [ "$SENDER_RT" -gt 0 ] && RT=(chrt -f "$SENDER_RT")
@@ -120,7 +147,8 @@ bg weir "${RT[@]}" "$WEIR" serve --netns "$B" --tun we --addr 192.0.2.1/24 --pee
   --sysctl net.ipv4.tcp_congestion_control=cubic --control "$WORK/w.sock"
 wait_for 10 test -S "$WORK/w.sock" || fail "weir serve"
 HY="TcpExtTCPHystartTrainDetect TcpExtTCPHystartTrainCwnd TcpExtTCPHystartDelayDetect TcpExtTCPHystartDelayCwnd"
-echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  kernel $(uname -r)  MB=$MB SENDER_RT=$SENDER_RT EMU_ARGS='${EMU_ARGS:-}'"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  kernel $(uname -r)  MB=$MB SENDER_RT=$SENDER_RT EMU_ARGS='${EMU_ARGS:-}'" \
+  "receiver tcp_rmem: $(ip netns exec "$A" sysctl -n net.ipv4.tcp_rmem)"
 
 for run in $(seq "$RUNS"); do
   start_emu "linux$run"
@@ -128,7 +156,10 @@ for run in $(seq "$RUNS"); do
   # shellcheck disable=SC2086
   ip netns exec "$B" nstat -asz $HY >"$WORK/nstat0" 2>&1
   ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8000/blob" & XFER=$!
-  sample "$WORK/linux$run.samples" ip netns exec "$B" ss -tin state established sport = :8000
+  # One netns entry for the whole sampling loop: `ip netns exec` per sample
+  # costs a few hundred ms on a loaded machine, ss itself a few ms.
+  ip netns exec "$B" bash -c "while kill -0 $XFER 2>/dev/null; do echo \"@ \$(cut -d' ' -f1 /proc/uptime)\";
+    ss -tin state established sport = :8000; sleep 0.005; done" >"$WORK/linux$run.samples" 2>/dev/null
   wait "$XFER" || fail "curl from Linux"
   # shellcheck disable=SC2086
   ip netns exec "$B" nstat -asz $HY >"$WORK/nstat1" 2>&1
