@@ -65,7 +65,12 @@ recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg
   ra.rto = rtt_.rto();
   ra.delivered = delivered_;
   ra.can_send_new_data = seq_len(snd_.nxt, write_seq_) > 0 && usable_window() > 0;
+  ra.max_window = snd_.max_wnd;
   recovery::RecoveryResult out = rec_.on_ack(ra, sb_, *cc_, ccs_, env_.counters());
+  // Linux tcp_dsack_seen: tp->dsack_dups counts D-SACKed segments, and a
+  // plausible D-SACK's segments were delivered (state->sack_delivered).
+  dsack_dups_ += out.dsack_dups;
+  delivered_ += out.dsack_delivered;
   if (rec_.ca_state() != ca_state_) {
     ca_state_ = rec_.ca_state();
     trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
@@ -84,7 +89,7 @@ void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
   // Linux tcp_count_delivered / tcp_rate_skb_delivered / tcp_rate_gen: the
   // delivery-rate sample of this ACK, from the most recently sent packet it
   // delivered (the scoreboard picks it).
-  const uint32_t newly_delivered = r.delivered_packets + out.reno_delivered;
+  const uint32_t newly_delivered = r.delivered_packets + out.reno_delivered + out.dsack_delivered;
   ccs_.rate.count_delivered(newly_delivered, false);
   if (r.latest_delivered) {
     cc::TxRateSnapshot snap = r.latest_delivered->rate;
@@ -145,7 +150,6 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     if (nblocks && !sb_.empty()) {
       sb_.set_rack_min_rtt(rtt_.min_rtt());
       const AckResult r = sb_.on_ack(prior_una, std::span(blocks.data(), nblocks), now);
-      if (r.dsack) ++dsack_dups_;
       delivered_ += r.delivered_packets;
       apply_recovery_timers(now, run_recovery(now, seg, r, prior_una, false));
     }
@@ -159,7 +163,6 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   AckResult r;
   sb_.set_rack_min_rtt(rtt_.min_rtt());  // Linux tcp_rack_advance: min_rtt before this ACK
   if (!sb_.empty() || nblocks) r = sb_.on_ack(seq_max(data_ack, snd_.una), std::span(blocks.data(), nblocks), now);
-  if (r.dsack) ++dsack_dups_;
   if (ack > prior_una) {
     const uint32_t acked_data = seq_len(prior_una, seq_min(ack, write_seq_));
     sndq_.consume(acked_data);

@@ -78,10 +78,13 @@ class Conn {
     in.mss = kMss;
     in.min_rtt = min_rtt;
     in.srtt = srtt;
+    in.max_window = max_window;
     in.rto = Duration::ms(300);
     in.can_send_new_data = can_send_new;
     auto out = machine_.on_ack(in, sb_, cc_, tp_, mib_);
     EXPECT_EQ(sb_.check_invariants(), "");
+    last_dsack_delivered = out.dsack_delivered;
+    dsack_dups += out.dsack_dups;
     if (machine_.in_cwnd_reduction()) {
       machine_.cwnd_reduction(tp_, in.sb.delivered_packets + out.reno_delivered, out.newly_lost,
                               in.sb.una_advanced,
@@ -144,8 +147,11 @@ class Conn {
 
   Duration min_rtt = Duration::ms(100);
   Duration srtt = Duration::ms(100);
+  uint32_t max_window = 65535;  // the peer's largest window (tp->max_window)
   bool auto_retransmit = true;
   std::vector<uint32_t> retransmitted;  // offsets, in order
+  uint32_t last_dsack_delivered = 0;    // RecoveryResult::dsack_delivered of the last ACK
+  uint64_t dsack_dups = 0;              // tcpi_dsack_dups as the engine sums it
 
  private:
   uint32_t base_;

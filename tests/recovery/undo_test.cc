@@ -233,5 +233,72 @@ TEST(Undo, DsackFromAnEarlierEpisodeIsIgnoredAsOld) {
   EXPECT_EQ(c.state(), CaState::Recovery) << "no undo from an old D-SACK";
 }
 
+// Linux tcp_dsack_seen(): "a spurious retransmission is delivered": a
+// plausible D-SACK adds its segments to the ACK's delivered count (and to
+// tcpi_dsack_dups); a dubious one adds nothing to delivered.
+TEST(Undo, PlausibleDsackCountsAsDelivered) {
+  Conn c(/*sack=*/true);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}});
+  ASSERT_EQ(c.retransmitted, (std::vector<uint32_t>{0}));
+  c.advance(Duration::ms(50));
+  c.ack(10000);
+  EXPECT_EQ(c.last_dsack_delivered, 0u);
+  c.ack(10000, {{0, 1000}});
+  EXPECT_EQ(c.last_dsack_delivered, 1u) << "the duplicate was delivered";
+  EXPECT_EQ(c.dsack_dups, 1u);
+  c.ack(10000, {{0, 1000}});  // the same duplicate again: more than retransmitted
+  EXPECT_EQ(c.last_dsack_delivered, 0u);
+  EXPECT_EQ(c.dsack_dups, 2u) << "Linux counts it before judging it dubious";
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 1u);
+}
+
+// Linux tcp_dsack_seen(): a D-SACKed range longer than the largest window
+// the peer ever offered cannot be a duplicate: dubious, no undo, not counted
+// in tcpi_dsack_dups.
+TEST(Undo, DsackWiderThanMaxWindowIsDubious) {
+  Conn c(/*sack=*/true);
+  c.max_window = 3000;
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}});
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  c.advance(Duration::ms(50));
+  c.ack(10000);
+  c.ack(10000, {{0, 4000}});  // 4000 bytes > max_window
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 1u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKRecvSegs), 0u);
+  EXPECT_EQ(c.dsack_dups, 0u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKUndo), 0u);
+  EXPECT_EQ(c.tp().snd_cwnd, 5u) << "no undo";
+}
+
+// Linux tcp_is_sackblock_valid(): a D-SACK below snd.una that crosses the
+// episode's undo_marker counts for this episode (it starts within
+// max_window of its end, which tcp_dsack_seen already made sure of), unlike
+// one wholly below the marker (TCPDSACKIgnoredOld).
+TEST(Undo, DsackCrossingUndoMarkerIsNotOld) {
+  Conn c(/*sack=*/true);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(0, {{1000, 4000}});
+  c.advance(Duration::ms(50));
+  c.ack(10000);
+  c.send(10, Duration::ms(1));
+  c.advance(Duration::ms(100));
+  c.ack(10000, {{11000, 14000}});  // second episode, undo_marker 10000
+  ASSERT_EQ(c.state(), CaState::Recovery);
+  ASSERT_EQ(c.retransmitted, (std::vector<uint32_t>{0, 10000}));
+  c.advance(Duration::ms(50));
+  c.ack(20000);
+  c.ack(20000, {{9000, 11000}});
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 0u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredOld), 0u);
+  EXPECT_EQ(c.last_dsack_delivered, 2u);
+  c.ack(20000, {{0, 1000}});
+  EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 1u) << "three duplicates, two retransmissions";
+}
+
 }  // namespace
 }  // namespace weir::tcp::recovery

@@ -61,34 +61,8 @@ RecoveryResult RecoveryMachine::on_ack(const RecoveryAck& in, Scoreboard& sb,
 void RecoveryMachine::bookkeeping(Ctx& c) {
   const AckResult& r = c.in.sb;
   bool dsack_for_probe = false;
-  bool dsack_plausible = true;
-  if (r.dsack) {
-    dsack_for_probe = tlp_.dsack_is_for_probe(r.dsack_range, c.in.mss);
-    // Linux tcp_check_dsack(): below the cumulative ACK or out of order.
-    c.mib.inc(r.dsack_below_una ? Counter::TcpExtTCPDSACKRecv : Counter::TcpExtTCPDSACKOfoRecv);
-    const uint32_t segs =
-        std::max<uint32_t>(1, c.in.mss ? (r.dsack_range.len() + c.in.mss - 1) / c.in.mss : 1);
-    // Linux tcp_dsack_seen(): a D-SACK is only plausible while the peer has
-    // reported no more duplicates than we ever retransmitted; otherwise it
-    // is dubious (a broken or lying receiver) and proves nothing: no undo,
-    // no RACK window growth.
-    dsack_dups_ += segs;
-    if (dsack_dups_ > total_retrans_) {
-      c.mib.inc(Counter::TcpExtTCPDSACKIgnoredDubious);
-      dsack_plausible = false;
-      dsack_for_probe = false;
-    } else {
-      c.mib.inc(Counter::TcpExtTCPDSACKRecvSegs, segs);
-    }
-  }
-  if (r.dsack && dsack_plausible) {
-    // Linux tcp_is_sackblock_valid(): a D-SACK below snd.una is only of use
-    // for undo, and only if it is about this episode.
-    if (r.dsack_below_una && !undo_.marker()) {
-      c.mib.inc(Counter::TcpExtTCPDSACKIgnoredNoUndo);
-    } else if (r.dsack_below_una && !(r.dsack_range.end > *undo_.marker())) {
-      c.mib.inc(Counter::TcpExtTCPDSACKIgnoredOld);
-    }
+  if (r.dsack && dsack_seen(c, dsack_for_probe)) {
+    dsack_validity(c);
     undo_.on_dsack(r.dsack_range, r.dsack_below_una, r.dsack_retrans_packets, c.in.mss);
     rack_.on_dsack(reord_.seen(), dsack_for_probe);
   }
@@ -114,6 +88,62 @@ void RecoveryMachine::bookkeeping(Ctx& c) {
       c.mib.inc(Counter::TcpExtTCPLossProbeRecovery);
     }
   }
+}
+
+// Linux tcp_check_dsack() / tcp_dsack_seen(): counts the D-SACK and judges
+// whether it is plausible. True: it may count for undo and RACK.
+bool RecoveryMachine::dsack_seen(Ctx& c, bool& for_probe) {
+  const AckResult& r = c.in.sb;
+  // Below the cumulative ACK, or inside the second block (RFC 2883 §4).
+  c.mib.inc(r.dsack_below_una ? Counter::TcpExtTCPDSACKRecv : Counter::TcpExtTCPDSACKOfoRecv);
+  const uint32_t len = r.dsack_range.len();
+  // A duplicate wider than the largest window the peer ever offered cannot
+  // be one: dubious, and not even counted in tcpi_dsack_dups.
+  if (len == 0 || len > c.in.max_window) {
+    c.mib.inc(Counter::TcpExtTCPDSACKIgnoredDubious);
+    return false;
+  }
+  const uint32_t segs = (c.in.mss && len > c.in.mss) ? (len + c.in.mss - 1) / c.in.mss : 1;
+  for_probe = tlp_.dsack_is_for_probe(r.dsack_range, c.in.mss);  // Linux FLAG_DSACK_TLP
+  dsack_dups_ += segs;
+  c.out.dsack_dups = segs;
+  // More duplicates reported than we ever retransmitted: a broken or lying
+  // receiver; the D-SACK proves nothing (no undo, no RACK window growth).
+  if (dsack_dups_ > total_retrans_) {
+    c.mib.inc(Counter::TcpExtTCPDSACKIgnoredDubious);
+    for_probe = false;
+    return false;
+  }
+  c.mib.inc(Counter::TcpExtTCPDSACKRecvSegs, segs);
+  // "A spurious retransmission is delivered" (Linux state->sack_delivered):
+  // the duplicates count in tp->delivered, hence in the rate sample and in
+  // what PRR and the congestion controller see as delivered.
+  c.out.dsack_delivered = segs;
+  return true;
+}
+
+// Linux tcp_is_sackblock_valid() for a D-SACK at or below snd.una: only of
+// use for undo, and only if it is about this episode (at or above
+// undo_marker, or crossing it by less than max_window); otherwise counted
+// as ignored.
+void RecoveryMachine::dsack_validity(Ctx& c) {
+  const AckResult& r = c.in.sb;
+  const SeqRange d = r.dsack_range;
+  if (!(d.begin < c.in.snd_una)) return;  // in the outstanding window: valid
+  if (!undo_.marker()) {
+    c.mib.inc(Counter::TcpExtTCPDSACKIgnoredNoUndo);
+    return;
+  }
+  const Seq32 marker = *undo_.marker();
+  bool valid = false;
+  if (!r.dsack_below_una) {
+    valid = false;  // straddles snd.una: ambiguous
+  } else if (!(d.begin < marker)) {
+    valid = true;
+  } else if (d.end > marker) {
+    valid = !(d.begin < d.end - c.in.max_window);  // crosses undo_marker
+  }
+  if (!valid) c.mib.inc(Counter::TcpExtTCPDSACKIgnoredOld);
 }
 
 void RecoveryMachine::fastretrans_alert(Ctx& c) {

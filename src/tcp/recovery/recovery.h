@@ -76,6 +76,7 @@ struct RecoveryAck {
   uint64_t delivered = 0;         // tp->delivered after this ACK (RACK window steps)
   bool can_send_new_data = false; // unsent data within the peer's window (F-RTO step 2.b)
   uint32_t dupack_segs = 1;       // pure ACKs aggregated into this one (GRO)
+  uint32_t max_window = UINT32_MAX; // largest window the peer offered (tp->max_window)
 };
 
 enum class Rexmit : uint8_t {
@@ -98,6 +99,11 @@ struct RecoveryResult {
   bool undone = false;            // a cwnd reduction was undone
   bool reset_retransmits = false; // Linux icsk_retransmits = 0 (loss undo)
   bool lost_retrans = false;      // a retransmission was declared lost
+  // A plausible D-SACK: the duplicate segments count as delivered (Linux
+  // tcp_dsack_seen -> sack_delivered); add to the ACK's delivered count.
+  uint32_t dsack_delivered = 0;
+  // Segments this D-SACK adds to tcpi_dsack_dups (Linux tp->dsack_dups).
+  uint32_t dsack_dups = 0;
 };
 
 // What the RTO handler passes in (Linux tcp_enter_loss()).
@@ -179,6 +185,8 @@ class RecoveryMachine {
   };
 
   void bookkeeping(Ctx& c);
+  bool dsack_seen(Ctx& c, bool& for_probe);
+  void dsack_validity(Ctx& c);
   void fastretrans_alert(Ctx& c);
   bool alert_exit_checks(Ctx& c);
   bool alert_recovery(Ctx& c, bool& do_lost);
