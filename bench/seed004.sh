@@ -25,7 +25,9 @@
 #
 # Usage: bench/seed004.sh [BUILD_DIR]
 #   env: MB (20), SENDER_RT (40; 0 = normal priority), RCV_RMEM (the
-#   receiving namespace's tcp_rmem, e.g. "4096 16777216 33554432"), EMU_ARGS (extra
+#   receiving namespace's tcp_rmem, e.g. "4096 16777216 33554432"), WEIR_ARGS
+#   (extra `weir serve` options, e.g. a --sysctl), RCV_RT (curl's SCHED_FIFO
+#   priority; 0 = normal), EMU_ARGS (extra
 #   `weir emu` options, e.g. "--rt-prio 0 --spin-us 0" for the old timing),
 #   RUNS (1). Needs root.
 set -u
@@ -56,7 +58,9 @@ start_emu() {  # start_emu NAME
 stop_emu() { kill -INT "$EMU"; wait "$EMU"; }
 
 # sample FILE CMD...: CMD every ~10 ms while $XFER runs, each output
-# prefixed by "@ <monotonic seconds>".
+# prefixed by "@ <monotonic seconds>". The samplers run SCHED_FIFO 30 (they
+# mostly sleep): at normal priority on a loaded machine they managed one
+# sample per 0.3-1 s, too few to see a 150 ms round.
 sample() {
   local out=$1; shift
   : >"$out"
@@ -143,8 +147,13 @@ ip netns exec "$B" python3 "$WORK/cubic_server.py" "$WORK/www" >"$WORK/py.log" 2
 PIDS+=($!)
 RT=()
 [ "$SENDER_RT" -gt 0 ] && RT=(chrt -f "$SENDER_RT")
+# RCV_RT: curl (the receiver) under SCHED_FIFO too; at normal priority on a
+# loaded machine it is descheduled while holding its socket, and the
+# segments that arrive meanwhile are ACKed late and together.
+RCV=()
+[ "${RCV_RT:-0}" -gt 0 ] && RCV=(chrt -f "$RCV_RT")
 bg weir "${RT[@]}" "$WEIR" serve --netns "$B" --tun we --addr 192.0.2.1/24 --peer 192.0.2.2/24 --app http "$WORK/www" \
-  --sysctl net.ipv4.tcp_congestion_control=cubic --control "$WORK/w.sock"
+  --sysctl net.ipv4.tcp_congestion_control=cubic --control "$WORK/w.sock" ${WEIR_ARGS:-}
 wait_for 10 test -S "$WORK/w.sock" || fail "weir serve"
 HY="TcpExtTCPHystartTrainDetect TcpExtTCPHystartTrainCwnd TcpExtTCPHystartDelayDetect TcpExtTCPHystartDelayCwnd"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  kernel $(uname -r)  MB=$MB SENDER_RT=$SENDER_RT EMU_ARGS='${EMU_ARGS:-}'" \
@@ -152,13 +161,14 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  kernel $(uname -r)  MB=$MB SENDER_
 
 for run in $(seq "$RUNS"); do
   start_emu "linux$run"
-  wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -r 0-0 "http://10.9.0.2:8000/blob" || fail "http.server"
+  # HEAD: python's server ignores Range and would send the whole file.
+  wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -I "http://10.9.0.2:8000/blob" || fail "http.server"
   # shellcheck disable=SC2086
   ip netns exec "$B" nstat -asz $HY >"$WORK/nstat0" 2>&1
-  ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8000/blob" & XFER=$!
+  "${RCV[@]}" ip netns exec "$A" curl -sf -o /dev/null "http://10.9.0.2:8000/blob" & XFER=$!
   # One netns entry for the whole sampling loop: `ip netns exec` per sample
   # costs a few hundred ms on a loaded machine, ss itself a few ms.
-  ip netns exec "$B" bash -c "while kill -0 $XFER 2>/dev/null; do echo \"@ \$(cut -d' ' -f1 /proc/uptime)\";
+  chrt -f 30 ip netns exec "$B" bash -c "while kill -0 $XFER 2>/dev/null; do echo \"@ \$(cut -d' ' -f1 /proc/uptime)\";
     ss -tin state established sport = :8000; sleep 0.005; done" >"$WORK/linux$run.samples" 2>/dev/null
   wait "$XFER" || fail "curl from Linux"
   # shellcheck disable=SC2086
@@ -170,8 +180,8 @@ for run in $(seq "$RUNS"); do
   start_emu "weir$run"
   wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -r 0-0 "http://192.0.2.1/blob" || fail "weir serve unreachable"
   "$WEIR" ss --control "$WORK/w.sock" --nstat >"$WORK/nstat0"
-  ip netns exec "$A" curl -sf -o /dev/null "http://192.0.2.1/blob" & XFER=$!
-  sample "$WORK/weir$run.samples" "$WEIR" ss --control "$WORK/w.sock"
+  "${RCV[@]}" ip netns exec "$A" curl -sf -o /dev/null "http://192.0.2.1/blob" & XFER=$!
+  chrt -f 30 bash -c "$(declare -f sample); XFER=$XFER; sample '$WORK/weir$run.samples' '$WEIR' ss --control '$WORK/w.sock'"
   wait "$XFER" || fail "curl from weir"
   "$WEIR" ss --control "$WORK/w.sock" --nstat >"$WORK/nstat1"
   nstat_diff | grep Hystart >"$WORK/nstat-weir$run"
