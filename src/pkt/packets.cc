@@ -178,6 +178,11 @@ Status Runner::inject_icmp(const Event& e, const PacketSpec& p, uint32_t local_o
   bool v6 = cfg_.ip_version == IpVersion::kIpv6;
   IcmpCodes c = icmp_codes(p, v6);
   if (!c.ok) return stop(Outcome::kSkip, fmt::format("unsupported ICMP '{} {}'", p.icmp_type, p.icmp_code));
+  // Linux tcp_v4_mtu_reduced ignores a smaller path MTU under
+  // IP_PMTUDISC_DONT; the engine has no such switch.
+  const bool too_big = v6 ? c.type == 2 : (c.type == 3 && c.code == 4);
+  if (auto sut = fds_.find(sut_fd_); too_big && sut != fds_.end() && sut->second.pmtudisc == 0)
+    return stop(Outcome::kSkip, "ICMP 'fragmentation needed' under IP_PMTUDISC_DONT is not modelled");
   wire::IpInfo q;
   q.src = conn_.local.addr;
   q.dst = conn_.remote.addr;
@@ -553,6 +558,9 @@ Status match_outbound(Runner& r, const Event& e, const PacketSpec& p, const Actu
 
 Status Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
   if (p.icmp) return stop(Outcome::kSkip, "outbound ICMP packets are not supported");
+  // IP_TOS is kept by the runner, not sent by the engine (DSCP 0 on the wire).
+  if (auto sut = fds_.find(sut_fd_); p.tos && sut != fds_.end() && sut->second.tos != 0)
+    return stop(Outcome::kSkip, "IP_TOS on outbound packets is not modelled");
   for (const OptionSpec& o : p.options)
     if (o.kind == K::kFastOpen || o.kind == K::kFastOpenExp)
       return stop(Outcome::kSkip, "TCP Fast Open options are not supported");

@@ -66,6 +66,8 @@ struct FdEntry {
   bool inq = false;  // TCP_INQ: recvmsg() reports a TCP_CM_INQ cmsg
   bool zerocopy = false;  // SO_ZEROCOPY: MSG_ZEROCOPY sends queue completions
   bool zc_queued = false;  // a MSG_ZEROCOPY send queued a completion notification
+  int pmtudisc = 1;  // IP_MTU_DISCOVER (Linux default for TCP: IP_PMTUDISC_WANT)
+  int tos = 0;       // IP_TOS without the ECN bits (TCP owns those)
   // epoll: watched fd -> (interest events, data fd), and ET/ONESHOT state
   struct Watch {
     uint32_t events = 0;

@@ -489,6 +489,24 @@ int32_t int_of(const std::vector<uint8_t>& bytes) {
   return v;
 }
 
+// IP-level options the engine has no use for, kept by the runner so that
+// the calls behave as on Linux (ip_setsockopt, also for IPv6 TCP sockets):
+// IP_MTU_DISCOVER takes IP_PMTUDISC_DONT..OMIT (0..5); IP_TOS keeps the
+// ECN bits TCP owns. What they change on the wire (DF, DSCP) is not
+// modelled: scripts that would observe it skip (packets.cc).
+Errc keep_ip_option(FdEntry& f, int opt, int32_t v) {
+  if (opt == sym::IP_MTU_DISCOVER) {
+    if (v < 0 || v > 5) return Errc::kInval;
+    f.pmtudisc = v;
+    return Errc::kOk;
+  }
+  if (opt == sym::IP_TOS) {
+    f.tos = v & ~3;
+    return Errc::kOk;
+  }
+  return Errc::kNoProtoOpt;
+}
+
 }  // namespace
 
 Status SyscallCtx::setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val) {
@@ -507,6 +525,7 @@ Status SyscallCtx::setsockopt_call(FdEntry& f, int level, int opt, const Expr& n
     e = (v == 0 || v == 1) ? Errc::kOk : Errc::kInval;
     if (e == Errc::kOk) f.zerocopy = v == 1;
   }
+  if (e == Errc::kNoProtoOpt && level == sym::SOL_IP) e = keep_ip_option(f, opt, int_of(*bytes));
   if (e == Errc::kNoProtoOpt && !is_ellipsis(s_.result)) {
     Value want = eval(s_.result);
     if (!want) return stopped(want);
@@ -528,11 +547,12 @@ Status SyscallCtx::getsockopt_call(FdEntry& f, int level, int opt, const Expr& n
   }
   len = std::min(len, buf.size());
   Errc e = r_.stack_->getsockopt(f.sock, level, opt, {buf.data(), len}, &len);
-  // Options the runner keeps itself (TCP_INQ, SO_ZEROCOPY).
+  // Options the runner keeps itself (TCP_INQ, SO_ZEROCOPY, IP_MTU_DISCOVER).
   const bool inq = level == sym::SOL_TCP && opt == sym::TCP_INQ;
   const bool zc = level == sym::SOL_SOCKET && opt == sym::SO_ZEROCOPY;
-  if (e == Errc::kNoProtoOpt && (inq || zc)) {
-    const int32_t v = (inq ? f.inq : f.zerocopy) ? 1 : 0;
+  const bool pmtu = level == sym::SOL_IP && opt == sym::IP_MTU_DISCOVER;
+  if (e == Errc::kNoProtoOpt && (inq || zc || pmtu)) {
+    const int32_t v = pmtu ? f.pmtudisc : (inq ? f.inq : f.zerocopy) ? 1 : 0;
     std::memcpy(buf.data(), &v, 4);
     len = 4;
     e = Errc::kOk;

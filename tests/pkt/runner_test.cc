@@ -130,6 +130,21 @@ TEST(PktRunner, ZerocopySendIsACopyAndLaterPollSkips) {
   EXPECT_NE(r.reason.find("MSG_ZEROCOPY completion"), std::string::npos) << r.reason;
 }
 
+// IP_MTU_DISCOVER and IP_TOS are kept by the runner with Linux's argument
+// checks (ip_setsockopt); getsockopt reads IP_MTU_DISCOVER back.
+TEST(PktRunner, IpLevelOptionsBehaveAsOnLinux) {
+  const std::string s = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n"
+                        "+0 getsockopt(3, SOL_IP, IP_MTU_DISCOVER, [1], [4]) = 0\n"
+                        "+0 setsockopt(3, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DONT], 1) = 0\n"
+                        "+0 getsockopt(3, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DONT], [4]) = 0\n"
+                        "+0 setsockopt(3, SOL_IP, IP_MTU_DISCOVER, [6], 4) = -1 EINVAL (Invalid argument)\n"
+                        "+0 setsockopt(3, SOL_IP, IP_TOS, [4], 1) = 0\n";
+  for (IpVersion v : {IpVersion::kIpv4, IpVersion::kIpv6}) {
+    RunResult r = run(s, v);
+    EXPECT_EQ(r.outcome, Outcome::kPass) << to_string(v) << ": " << r.reason;
+  }
+}
+
 // A failure inside a blocking call that completes later names that call's
 // line, not the line the timeline had reached.
 TEST(PktRunner, BlockingCallFailureNamesItsOwnLine) {
