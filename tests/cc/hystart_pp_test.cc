@@ -111,7 +111,11 @@ TEST(HystartPlusPlus, CssEndsInCongestionAvoidanceAfterFiveRounds) {
   EXPECT_EQ(d.phase(), Phase::Done);
   EXPECT_FALSE(in_slow_start(d.tp));
   EXPECT_EQ(d.cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::CssEnd));
-  EXPECT_EQ(d.tp.snd_ssthresh, d.cubic.hystart_exit_cwnd());
+  // ssthresh is the cwnd CSS reached (the round's later ACKs grew cwnd in
+  // congestion avoidance); the exit cwnd stays that of CSS entry.
+  EXPECT_LE(d.tp.snd_ssthresh, d.tp.snd_cwnd);
+  EXPECT_LT(d.cubic.hystart_exit_cwnd(), d.tp.snd_ssthresh);
+  EXPECT_EQ(d.tp.slow_start_exit_reason, 4u);
   TcpInfo info;
   d.cubic.get_info(info);
   EXPECT_EQ(info.hystart_exit_reason, 4u);
@@ -151,10 +155,74 @@ TEST(HystartPlusPlus, LeavesSlowStartBeforeLossOnABufferedPath) {
   cfg.rtt = Duration::ms(100);
   cfg.rate_pps = 400;
   test::Pipe pipe(cubic, cfg);
-  pipe.run_until([&] { return cubic.hystart_exit_reason() != 0; }, Time::zero() + Duration::s(30));
+  pipe.run_until([&] { return !in_slow_start(pipe.tp); }, Time::zero() + Duration::s(30));
   EXPECT_EQ(cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::CssEnd));
   EXPECT_EQ(pipe.drops, 0u);
-  EXPECT_EQ(pipe.tp.snd_ssthresh, cubic.hystart_exit_cwnd());
+  EXPECT_EQ(pipe.tp.snd_ssthresh, pipe.tp.snd_cwnd);
+  EXPECT_GT(cubic.hystart_exit_cwnd(), 40u);  // the BDP
+  EXPECT_LT(cubic.hystart_exit_cwnd(), pipe.tp.snd_ssthresh);
+}
+
+// The open bug of session 2: on an RTT rise HyStart++ entered CSS but never
+// reported the end of slow start, so every exit looked like a loss exit at
+// 4-6 BDP. RFC 9406 §4.2: the delay increase is the slow-start exit.
+TEST(HystartPlusPlus, RttRiseEndsSlowStartWhenCssBegins) {
+  Driver d;
+  d.round(Duration::ms(100));
+  d.round(Duration::ms(100));
+  for (int i = 0; i < 8; ++i) d.ack(Duration::ms(120));  // N_RTT_SAMPLE samples, +20 ms
+  ASSERT_EQ(d.phase(), Phase::Css);
+  const uint32_t at_entry = d.tp.snd_cwnd;
+  EXPECT_EQ(d.cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::Delay));
+  EXPECT_EQ(d.cubic.hystart_exit_cwnd(), at_entry);
+  EXPECT_EQ(d.tp.slow_start_exit_reason, 2u);  // the engine's trace event
+  EXPECT_EQ(d.tp.snd_ssthresh, kInfiniteSsthresh);  // CSS is still "slow start" for cwnd
+  TcpInfo info;
+  d.cubic.get_info(info);
+  EXPECT_EQ(info.hystart_exit_reason, 2u);
+  EXPECT_EQ(info.hystart_exit_cwnd, at_entry);
+  // A loss during CSS ends it; the exit stays the delay exit at CSS entry.
+  d.round(Duration::ms(120));
+  d.tp.snd_ssthresh = d.cubic.ssthresh(d.tp, d.now);
+  EXPECT_EQ(d.phase(), Phase::Done);
+  EXPECT_EQ(d.cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::Delay));
+  EXPECT_EQ(d.cubic.hystart_exit_cwnd(), at_entry);
+}
+
+TEST(HystartPlusPlus, SpuriousCssEntryIsWithdrawnWhenSlowStartResumes) {
+  Driver d;
+  d.round(Duration::ms(100));
+  d.round(Duration::ms(100));
+  d.round(Duration::ms(120));
+  ASSERT_EQ(d.cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::Delay));
+  d.round(Duration::ms(110));  // below the CSS baseline: back to slow start
+  ASSERT_EQ(d.phase(), Phase::SlowStart);
+  EXPECT_EQ(d.cubic.hystart_exit_reason(), 0u);
+  EXPECT_EQ(d.cubic.hystart_exit_cwnd(), 0u);
+  // A later loss is then the slow-start exit.
+  d.tp.snd_ssthresh = d.cubic.ssthresh(d.tp, d.now);
+  EXPECT_EQ(d.cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::Loss));
+}
+
+// A drop-tail path like the lab grid's (4 BDP of buffer): the delay increase
+// ends slow start before the queue overflows, even if CSS later meets a loss.
+TEST(HystartPlusPlus, DelayExitPrecedesTheFirstLossOnAFourBdpBuffer) {
+  Cubic cubic(Driver::opts());
+  test::PathConfig cfg;
+  cfg.rtt = Duration::ms(100);
+  cfg.rate_pps = 400;  // BDP 40 packets
+  cfg.buffer = 160;
+  test::Pipe pipe(cubic, cfg);
+  uint64_t drops_at_exit = UINT64_MAX;
+  pipe.on_ack = [&] {
+    if (drops_at_exit == UINT64_MAX && cubic.hystart_exit_reason() != 0) drops_at_exit = pipe.drops;
+  };
+  pipe.run_until(Time::zero() + Duration::s(20));
+  ASSERT_NE(drops_at_exit, UINT64_MAX);
+  EXPECT_EQ(drops_at_exit, 0u);
+  EXPECT_NE(cubic.hystart_exit_reason(), static_cast<uint8_t>(HystartExit::Loss));
+  EXPECT_GE(cubic.hystart_exit_cwnd(), 40u);
+  EXPECT_LE(cubic.hystart_exit_cwnd(), 200u);  // BDP + buffer
 }
 
 }  // namespace

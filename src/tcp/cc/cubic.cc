@@ -155,8 +155,28 @@ void Cubic::pkts_acked(CcState& tp, const AckSample& sample, Time now, Counters&
     HystartExit why = hystart_.update(tp, delay, s_.delay_min, now, mib);
     if (why != HystartExit::None) note_exit(tp, why);
   } else if (o_.hystart == 2 && hspp_.phase() != HystartPlusPlus::Phase::Done) {
-    HystartExit why = hspp_.on_rtt_sample(tp, delay);
-    if (why != HystartExit::None) note_exit(tp, why);
+    on_hspp_sample(tp, delay);
+  }
+}
+
+void Cubic::on_hspp_sample(CcState& tp, Duration delay) {
+  const bool was_css = hspp_.phase() == HystartPlusPlus::Phase::Css;
+  HystartExit why = hspp_.on_rtt_sample(tp, delay);
+  if (why == HystartExit::Delay) {
+    // RFC 9406 §4.2: entering CSS is the end of slow start; report it with
+    // the cwnd of that moment (CSS growth and a later loss do not move it).
+    note_exit(tp, why);
+  } else if (why == HystartExit::CssEnd) {
+    // CSS_ROUNDS done: congestion avoidance. The exit cwnd stays the CSS
+    // entry's; the reason says CSS ran to its end (a loss in CSS leaves it
+    // at Delay).
+    exit_reason_ = why;
+    tp.slow_start_exit_reason = static_cast<uint8_t>(why);
+  } else if (was_css && hspp_.phase() == HystartPlusPlus::Phase::SlowStart) {
+    // RFC 9406 §4.2: the increase was spurious and slow start resumes: the
+    // exit did not happen after all.
+    exit_reason_ = HystartExit::None;
+    exit_cwnd_ = 0;
   }
 }
 

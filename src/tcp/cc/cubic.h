@@ -59,6 +59,7 @@ class Cubic final : public CongestionControl {
   void reno_friendly(uint32_t cwnd);
   void reset();                                          // bictcp_reset
   void note_exit(CcState& tp, HystartExit why);
+  void on_hspp_sample(CcState& tp, Duration delay);  // HyStart++ per-ACK step
 
   CcOptions o_;
   uint32_t beta_scale_;     // 8 * (1024 + beta) / 3 / (1024 - beta)

@@ -120,14 +120,18 @@ HystartExit HystartPlusPlus::on_rtt_sample(CcState& tp, Duration rtt) {
     Duration thresh =
         std::max(kMinRttThresh, std::min(last_round_min_rtt_ / kMinRttDivisor, kMaxRttThresh));
     if (current_round_min_rtt_ >= last_round_min_rtt_ + thresh) {
+      // RFC 9406 §4.2: "exit slow start and enter CSS". This is the delay
+      // detector's slow-start exit; ssthresh stays infinite until CSS ends.
       css_baseline_ = current_round_min_rtt_;
       phase_ = Phase::Css;
       css_rounds_ = 0;
+      return HystartExit::Delay;
     }
   } else if (current_round_min_rtt_ < css_baseline_) {
     // RFC 9406 §4.2: the increase was spurious; resume slow start.
     css_baseline_ = Duration::infinite();
     phase_ = Phase::SlowStart;
+    return HystartExit::None;
   }
   return HystartExit::None;
 }

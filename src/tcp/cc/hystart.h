@@ -84,8 +84,10 @@ class HystartPlusPlus {
   void init(const CcState& tp);
 
   // Per-ACK RTT sample while in slow start or CSS: round bookkeeping and the
-  // delay-increase / CSS-exit checks. May set tp.snd_ssthresh = cwnd after
-  // CSS_ROUNDS rounds of CSS (returns CssEnd then).
+  // delay-increase / CSS-exit checks. Returns Delay when a delay increase
+  // ends slow start (entry to CSS; ssthresh unchanged), CssEnd after
+  // CSS_ROUNDS rounds of CSS (tp.snd_ssthresh = cwnd then). A return to slow
+  // start (spurious increase) is seen as phase() going back to SlowStart.
   HystartExit on_rtt_sample(CcState& tp, Duration rtt);
 
   // Slow-start growth for `acked` packets (RFC 9406 §4.2: cwnd += min(N, L*SMSS),
