@@ -268,6 +268,7 @@ size_t Receiver::sack_blocks(std::span<SeqRange> out, size_t max_blocks) const {
   if (!sack_ok_ || cap == 0) return 0;
   size_t n = 0;
   if (dsack_) out[n++] = *dsack_;
+  if (ofo_.empty() && !ofo_fin_) return n;  // in-order flow: no list to build (no allocation)
   struct Item {
     SeqRange r;
     uint64_t stamp;
