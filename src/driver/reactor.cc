@@ -19,10 +19,6 @@
 namespace weir::driver {
 
 namespace {
-// Added to the wake-up estimate: the spin loop's own granularity (a clock
-// read and a non-blocking epoll_wait) and the scatter around the estimate.
-constexpr Duration kSpinMargin = Duration::us(5);
-
 Unexpected<std::string> sys_error(const char* what) {
   return Unexpected(fmt::format("{}: {}", what, std::strerror(errno)));
 }
@@ -75,9 +71,18 @@ void Reactor::unwatch(int fd) {
 
 void Reactor::set_deadline(Time t) { deadline_ = t; }
 
-Duration Reactor::spin_window() const {
-  if (spin_max_ <= Duration::zero()) return Duration::zero();
-  return std::min(spin_max_, wake_est_ + kSpinMargin);
+void SpinWindow::observe(Duration late) {
+  // Jump to any new worst case, forget it slowly (1/64 per wake-up: a few
+  // hundred wake-ups, tens of milliseconds when busy); never above the cap,
+  // so one freak stall does not keep the thread spinning for long.
+  est_ = std::min(max_, std::max(late, est_ - Duration::ns(est_.ns() / 64)));
+}
+
+// The margin covers the spin loop's own granularity (a clock read and a
+// non-blocking epoll_wait) and the scatter around the estimate.
+Duration SpinWindow::window() const {
+  if (max_ <= Duration::zero()) return Duration::zero();
+  return std::min(max_, est_ + kMargin);
 }
 
 void Reactor::arm_timerfd(Time t) {
@@ -111,9 +116,7 @@ void Reactor::dispatch(int n, void* raw) {
       if (!armed_.is_never()) {
         Duration late = mono_now() - armed_;
         st_.wake_late.add(late);
-        // Jump to any new worst case, forget it slowly (1/64 per wake-up):
-        // a few hundred wake-ups, tens of milliseconds when busy.
-        wake_est_ = std::min(spin_max_, std::max(late, wake_est_ - Duration::ns(wake_est_.ns() / 64)));
+        spin_.observe(late);
       }
       armed_ = Time::never();
       continue;

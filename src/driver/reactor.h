@@ -26,6 +26,22 @@ struct ReactorStats {
   ErrorHistogram wake_late;
 };
 
+// The adaptive spin window (Reactor::set_spin): a decaying maximum of how
+// late timer wake-ups were, plus a margin for the spin loop's own
+// granularity, capped at `max`. Pure, so it is testable without a clock.
+class SpinWindow {
+ public:
+  static constexpr Duration kMargin = Duration::us(5);
+  explicit SpinWindow(Duration max = Duration::zero()) : max_(max), est_(max) {}
+  // One timer wake-up `late` after the time it was armed for.
+  void observe(Duration late);
+  Duration window() const;
+
+ private:
+  Duration max_;
+  Duration est_;
+};
+
 class Reactor {
  public:
   using FdHandler = std::function<void(uint32_t epoll_events)>;
@@ -53,8 +69,8 @@ class Reactor {
   // decaying maximum of the observed lateness, plus a margin), capped at
   // `max`: spinning costs a core for as long as it lasts, so it should be
   // no longer than the wake-up latency it covers.
-  void set_spin(Duration max) { spin_max_ = max, wake_est_ = max; }
-  Duration spin_window() const;
+  void set_spin(Duration max) { spin_ = SpinWindow(max); }
+  Duration spin_window() const { return spin_.window(); }
 
   // Runs until stop(); returns 0, or -errno if epoll failed.
   int run();
@@ -75,8 +91,7 @@ class Reactor {
   SignalHandler signal_;
   Time deadline_ = Time::never();
   Time armed_ = Time::never();
-  Duration spin_max_ = Duration::zero();
-  Duration wake_est_ = Duration::zero();  // decaying maximum of timer wake-up lateness
+  SpinWindow spin_;
   bool stopped_ = false;
   ReactorStats st_;
 };

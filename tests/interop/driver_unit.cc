@@ -10,6 +10,7 @@
 #include "driver/histogram.h"
 #include "driver/http.h"
 #include "driver/netns.h"
+#include "driver/reactor.h"
 #include "driver/sha256.h"
 #include "driver/ss_format.h"
 
@@ -244,6 +245,39 @@ TEST(Cidr, ParsesBothFamiliesAndRejectsBadPrefixes) {
   EXPECT_TRUE(b->v6);
   EXPECT_FALSE(parse_cidr("192.0.2.1/33"));
   EXPECT_FALSE(parse_cidr("nonsense/8"));
+}
+
+TEST(SpinWindow, StartsAtTheCapAndShrinksToObservedWakeUpLatenessPlusMargin) {
+  driver::SpinWindow w(Duration::us(100));
+  EXPECT_EQ(w.window(), Duration::us(100));
+  for (int i = 0; i < 1000; ++i) w.observe(Duration::us(10));
+  EXPECT_EQ(w.window(), Duration::us(10) + driver::SpinWindow::kMargin);
+}
+
+TEST(SpinWindow, JumpsToANewWorstCaseAndForgetsItSlowly) {
+  driver::SpinWindow w(Duration::us(100));
+  for (int i = 0; i < 1000; ++i) w.observe(Duration::us(5));
+  w.observe(Duration::us(60));
+  EXPECT_EQ(w.window(), Duration::us(65));
+  // One ordinary wake-up takes off 1/64, not the whole excursion.
+  w.observe(Duration::us(5));
+  EXPECT_GT(w.window(), Duration::us(60));
+  EXPECT_LT(w.window(), Duration::us(65));
+  for (int i = 0; i < 1000; ++i) w.observe(Duration::us(5));
+  EXPECT_EQ(w.window(), Duration::us(10));
+}
+
+TEST(SpinWindow, NeverExceedsTheCapAndZeroMeansNoSpinning) {
+  driver::SpinWindow w(Duration::us(100));
+  w.observe(Duration::ms(30));  // a stall of the whole machine
+  EXPECT_EQ(w.window(), Duration::us(100));
+  // The decay starts from the cap, not from 30 ms: ten ordinary wake-ups
+  // bring it to ~85 us (from 30 ms they would leave it at ~26 ms).
+  for (int i = 0; i < 10; ++i) w.observe(Duration::us(5));
+  EXPECT_LT(w.window(), Duration::us(95));
+  driver::SpinWindow off(Duration::zero());
+  off.observe(Duration::us(50));
+  EXPECT_EQ(off.window(), Duration::zero());
 }
 
 }  // namespace
