@@ -31,6 +31,16 @@ void count_parse_error(Counters& c, wire::PacketError e) {
   }
 }
 
+// Linux ip_rcv_core / ip6_rcv_core: every accepted datagram by its ECN field
+// (RFC 3168 §5: 00 not-ECT, 01 ECT(1), 10 ECT(0), 11 CE), in the MIB's order.
+void count_ecn(Counters& c, const wire::IpInfo& ip) {
+  static constexpr Counter kV4[] = {Counter::IpExtInNoECTPkts, Counter::IpExtInECT1Pkts,
+                                    Counter::IpExtInECT0Pkts, Counter::IpExtInCEPkts};
+  static constexpr Counter kV6[] = {Counter::Ip6InNoECTPkts, Counter::Ip6InECT1Pkts,
+                                    Counter::Ip6InECT0Pkts, Counter::Ip6InCEPkts};
+  c.inc((ip.version == 4 ? kV4 : kV6)[ip.tos & 3]);
+}
+
 }  // namespace
 
 void StackImpl::input(Time now, std::span<const uint8_t> datagram) {
@@ -49,6 +59,7 @@ void StackImpl::input(Time now, std::span<const uint8_t> datagram) {
     return;
   }
   counters_.inc(Counter::IpInDelivers);
+  count_ecn(counters_, p->ip);
   counters_.inc(Counter::TcpInSegs);
   input_tcp(now, *p);
 }
@@ -182,6 +193,7 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
   co.wscale_ok = cfg_.tcp_window_scaling && o.wscale.has_value();
   co.snd_wscale = co.wscale_ok ? std::min<uint8_t>(*o.wscale, 14) : 0;
   if (!co.ts_ok) co.sack_ok = co.wscale_ok = false;  // Linux: no TS, no room for them
+  co.ecn_ok = tcp::ecn_syn_acceptable(cfg_, syn);
   const Seq32 isn = tcp::make_cookie_isn(cfg_.secret, t, syn.h.seq, now, peer_mss);
   tcp::Receiver r(tcp::ReceiverConfig::from(cfg_));
   const tcp::InitialWindow iw = r.select_initial_window(advmss, co.wscale_ok);
@@ -191,6 +203,7 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
   h.seq = isn;
   h.ack = syn.h.seq + 1;
   h.flags = SYN | ACK;
+  if (co.ecn_ok) h.flags |= ECE;  // RFC 3168 §6.1.1 (Linux tcp_ecn_make_synack)
   h.window = r.syn_window();
   h.options.mss = static_cast<uint16_t>(advmss);
   if (co.wscale_ok) h.options.wscale = iw.rcv_wscale;

@@ -225,6 +225,7 @@ void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn
   snd_sml_ = snd_.iss;
   ts_offset_ = timestamp_offset(cfg.secret, t);
   parse_syn_options(syn.h.options);
+  ecn_.ok = ecn_syn_acceptable(cfg, syn);
   init_mss();
   const InitialWindow iw = rcv_.select_initial_window(advmss_, wscale_ok_);
   rcv_wscale_offer_ = iw.rcv_wscale;
@@ -262,6 +263,7 @@ void Connection::open_from_cookie(Time now, const FourTuple& t, const InSegment&
   sack_ok_ = co.sack_ok && cfg.tcp_sack;
   wscale_ok_ = co.wscale_ok && cfg.tcp_window_scaling;
   snd_.wscale = wscale_ok_ ? co.snd_wscale : 0;
+  ecn_.ok = co.ecn_ok && cfg.tcp_ecn != 0;  // Linux cookie_ecn_ok
   peer_mss_ = co.mss;
   init_mss();
   const InitialWindow iw = rcv_.select_initial_window(advmss_, wscale_ok_);

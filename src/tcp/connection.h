@@ -79,6 +79,11 @@ enum class DropReason : uint8_t {
 };
 const char* to_string(DropReason r);
 
+// RFC 3168 §6.1.1 / Linux tcp_ecn_create_request: a SYN asks for ECN with
+// ECE and CWR both set; one that is itself ECN-capable is refused (it came
+// through a broken middlebox). Any tcp_ecn but 0 accepts.
+bool ecn_syn_acceptable(const StackConfig& cfg, const InSegment& syn);
+
 class Connection {
  public:
   Connection(TcpEnv& env, uint32_t id, const SockOpts& opts);
@@ -174,12 +179,13 @@ class Connection {
 
   // --- tcp_ack.cc
   bool process_ack(Time now, const InSegment& seg);  // false: drop the segment
+  bool ack_acceptable(Time now, Seq32 ack);         // RFC 5961 §5.2 as Linux
   void update_send_window(const InSegment& seg, Seq32 ack);
   void rtt_from_ack(Time now, const InSegment& seg, const AckResult& r);
   recovery::RecoveryResult run_recovery(Time now, const InSegment& seg, const AckResult& r,
                                         Seq32 prior_una, bool win_update);
   void congestion_step(Time now, Seq32 ack, const AckResult& r, const recovery::RecoveryResult& out,
-                       Seq32 prior_una, uint32_t prior_in_flight);
+                       Seq32 prior_una, uint32_t prior_in_flight, bool ece);
   void apply_recovery_timers(Time now, const recovery::RecoveryResult& out);
   void ack_fin_state(Time now);
 
@@ -208,6 +214,15 @@ class Connection {
   void retransmit_lost(Time now);
   void validate_cwnd(Time now, bool sent);  // tcp_cwnd_validate
   uint32_t tcp_options_size() const;
+
+  // --- tcp_ecn.cc (RFC 3168; Linux tp->ecn_flags)
+  void ecn_send_syn(wire::TcpHeader& h);
+  void ecn_rcv_synack(const wire::TcpHeader& h);
+  void ecn_rcv_syn(const wire::TcpHeader& h);
+  uint8_t ecn_send(wire::TcpHeader& h, size_t payload_len);  // -> the IP ECN field
+  bool ecn_rcv_data(const InSegment& seg, bool* ack_now);    // true: quick-ACK mode (2 ACKs)
+  bool ecn_echo(const wire::TcpHeader& h) const;             // FLAG_ECE
+  void ecn_after_recovery(uint32_t prior_reductions, bool withdraw);
 
   // --- tcp_timer.cc
   void arm_rto(Time now);
@@ -279,6 +294,14 @@ class Connection {
   cc::CcState ccs_;
   Pacer pacer_;  // internal pacing (tcp/pacing.h)
   recovery::RecoveryMachine rec_;
+
+  // RFC 3168 state (Linux tp->ecn_flags: TCP_ECN_OK, _QUEUE_CWR, _DEMAND_CWR, _SEEN).
+  struct EcnFlags {
+    bool ok = false;          // negotiated on the handshake
+    bool queue_cwr = false;   // the sender reduced its window: CWR on the next new data
+    bool demand_cwr = false;  // a CE mark arrived: ECE on every segment until CWR comes
+    bool seen = false;        // an ECT or CE packet arrived (TCPI_OPT_ECN_SEEN)
+  } ecn_;
 
   // Negotiated options.
   bool ts_ok_ = false;

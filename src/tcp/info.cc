@@ -19,6 +19,8 @@ TcpInfo Connection::info(Time now) const {
     i.tcpi_options |= 4;              // TCPI_OPT_WSCALE
     i.tcpi_snd_wscale = snd_.wscale;
   }
+  if (ecn_.ok) i.tcpi_options |= 8;     // TCPI_OPT_ECN
+  if (ecn_.seen) i.tcpi_options |= 16;  // TCPI_OPT_ECN_SEEN
   rcv_.fill_info(i);
   if (!wscale_ok_) i.tcpi_rcv_wscale = 0;
   const Duration rto = timers_.retransmit_mode == RetransmitMode::kRto ? rtt_.backed_off_rto(backoff_) : rtt_.rto();

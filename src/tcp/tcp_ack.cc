@@ -57,7 +57,7 @@ recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg
   ra.sb = r;
   ra.data = !seg.payload.empty();
   ra.win_update = win_update;
-  ra.ece = false;  // ECN is not negotiated (tcp_ecn = 2 and weir never asks)
+  ra.ece = ecn_echo(seg.h);
   if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) ra.ts_ecr = seg.h.options.ts->ecr;
   ra.mss = mss_cache_;
   ra.min_rtt = rtt_.min_rtt();
@@ -66,11 +66,13 @@ recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg
   ra.delivered = delivered_;
   ra.can_send_new_data = seq_len(snd_.nxt, write_seq_) > 0 && usable_window() > 0;
   ra.max_window = snd_.max_wnd;
+  const uint32_t prior_reductions = rec_.reductions();
   recovery::RecoveryResult out = rec_.on_ack(ra, sb_, *cc_, ccs_, env_.counters());
   // Linux tcp_dsack_seen: tp->dsack_dups counts D-SACKed segments, and a
   // plausible D-SACK's segments were delivered (state->sack_delivered).
   dsack_dups_ += out.dsack_dups;
   delivered_ += out.dsack_delivered;
+  ecn_after_recovery(prior_reductions, out.withdraw_cwr);
   if (rec_.ca_state() != ca_state_) {
     ca_state_ = rec_.ca_state();
     trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
@@ -83,14 +85,17 @@ recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg
 // Linux tcp_cong_control: PRR while reducing, else the algorithm's growth.
 void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
                                  const recovery::RecoveryResult& out, Seq32 prior_una,
-                                 uint32_t prior_in_flight) {
+                                 uint32_t prior_in_flight, bool ece) {
   Counters& c = env_.counters();
   cc::RateSample rs;
   // Linux tcp_count_delivered / tcp_rate_skb_delivered / tcp_rate_gen: the
   // delivery-rate sample of this ACK, from the most recently sent packet it
   // delivered (the scoreboard picks it).
   const uint32_t newly_delivered = r.delivered_packets + out.reno_delivered + out.dsack_delivered;
-  ccs_.rate.count_delivered(newly_delivered, false);
+  ccs_.rate.count_delivered(newly_delivered, ece);
+  // Linux tcp_newly_delivered.
+  c.inc(Counter::TcpExtTCPDelivered, newly_delivered);
+  if (ece) c.inc(Counter::TcpExtTCPDeliveredCE, newly_delivered);
   if (r.latest_delivered) {
     cc::TxRateSnapshot snap = r.latest_delivered->rate;
     ccs_.rate.on_packet_delivered(snap, r.latest_delivered->xmit_time, r.latest_delivered->end_seq,
@@ -125,16 +130,32 @@ void Connection::apply_recovery_timers(Time now, const recovery::RecoveryResult&
   (void)now;
 }
 
+// RFC 5961 §5.2: an ACK is acceptable within [SND.UNA - MAX.SND.WND, SND.NXT]
+// and anything else is dropped with a challenge ACK. Linux (tcp_ack) bounds
+// the old side by min(max_window, bytes_acked) and challenges there in every
+// state; for an ACK above SND.NXT it deviates from §5.2: ESTABLISHED
+// (tcp_rcv_established) discards it silently, the other synchronized states
+// (tcp_rcv_state_process) challenge it. Weir follows Linux.
+bool Connection::ack_acceptable(Time now, Seq32 ack) {
+  const auto max_window = static_cast<uint32_t>(std::min<uint64_t>(snd_.max_wnd, bytes_acked_));
+  if (ack < snd_.una && ack < snd_.una - max_window) {
+    send_challenge_ack(now, false);  // SKB_DROP_REASON_TCP_TOO_OLD_ACK
+    return false;
+  }
+  if (ack > snd_.nxt) {
+    // SKB_DROP_REASON_TCP_ACK_UNSENT_DATA
+    if (state_ != State::kEstablished) send_challenge_ack(now, false);
+    return false;
+  }
+  return true;
+}
+
 // RFC 9293 §3.10.7.4 "fifth, check the ACK field" (ESTABLISHED and later).
 // Returns false when the segment must be dropped.
 bool Connection::process_ack(Time now, const InSegment& seg) {
   const Seq32 ack = seg.h.ack;
   Counters& c = env_.counters();
-  // RFC 5961 §5.2: acceptable only within [SND.UNA - MAX.SND.WND, SND.NXT].
-  if (ack > snd_.nxt || ack < snd_.una - snd_.max_wnd) {
-    send_challenge_ack(now, false);
-    return false;
-  }
+  if (!ack_acceptable(now, ack)) return false;
   last_ack_rcv_ = now;
   probes_out_ = 0;  // Linux tcp_ack: any acceptable ACK answers the probes
   const Seq32 prior_una = snd_.una;
@@ -186,7 +207,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     cc_->pkts_acked(ccs_, s, now, c);
   }
   const recovery::RecoveryResult out = run_recovery(now, seg, r, prior_una, win_update);
-  congestion_step(now, ack, r, out, prior_una, prior_in_flight);
+  congestion_step(now, ack, r, out, prior_una, prior_in_flight, ecn_echo(seg.h));
   if (ccs_.slow_start_exit_reason != 0) {
     // cc.h contract: report the end of slow start once, then clear it. The
     // cwnd is the one at the exit (a loss exit has reduced it since).

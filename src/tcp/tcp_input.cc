@@ -213,7 +213,10 @@ void Connection::process_data(Time now, const InSegment& seg) {
   d.seq = seg.h.seq + (seg.h.has(SYN) ? 1 : 0);
   d.payload = seg.payload;
   d.fin = seg.h.has(FIN);
-  d.ce = (seg.tos & 0x3) == 0x3;
+  bool cwr_ack = false;
+  // The receiver's quick-ACK flag for ECN (Linux tcp_ecn_check_ce decides
+  // when a mark deserves quick ACKs; a non-ECN connection ignores marks).
+  d.ce = ecn_rcv_data(seg, &cwr_ack);
   if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
     const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
     d.tsecr_age = Duration::ms(static_cast<int32_t>(now_ms - seg.h.options.ts->ecr));
@@ -225,7 +228,7 @@ void Connection::process_data(Time now, const InSegment& seg) {
   if (!seg.payload.empty()) last_rcv_data_ = now;
   if (out.fin && !had_fin) process_fin(now);
   if (state_ == State::kClosed) return;
-  if (out.ack_now) {
+  if (out.ack_now || (cwr_ack && rcv_.ack_pending())) {  // Linux tcp_ecn_accept_cwr: ICSK_ACK_NOW
     send_ack(now);
   } else if (rcv_.ack_pending()) {
     arm_delack();

@@ -82,6 +82,8 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
   }
   if (!h.has(SYN)) return;  // "drop the segment and return"
   parse_syn_options(h.options);
+  if (h.has(ACK)) ecn_rcv_synack(h);
+  else ecn_rcv_syn(h);
   if (!wscale_ok_) snd_.wscale = 0;
   if (ts_ok_) {
     ts_recent_ = h.options.ts->val;

@@ -50,7 +50,8 @@ void Connection::emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> pay
       for (size_t i = 0; i < n; ++i) h.options.add_sack(blocks[i]);
     }
   }
-  env_.output(tuple_, h, payload, 0);
+  const uint8_t ecn = h.has(SYN) ? 0 : ecn_send(h, payload.size());  // RFC 3168 §6.1.1: SYNs are not-ECT
+  env_.output(tuple_, h, payload, ecn);
   env_.counters().inc(Counter::TcpOutSegs);
   ++segs_out_;
   if (h.has(ACK) && synchronized_rcv_) {
@@ -68,6 +69,7 @@ void Connection::send_syn(Time now) {
   if (cfg.tcp_timestamps)
     h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, 0};
   h.window = rcv_.syn_window();  // RFC 7323 §2.2: never scaled
+  ecn_send_syn(h);
   emit(now, h, {});
   snd_.nxt = snd_.iss + 1;
   snd_max_ = seq_max(snd_max_, snd_.nxt);
@@ -80,6 +82,7 @@ void Connection::send_synack(Time now) {
   h.options.sack_permitted = sack_ok_;
   add_ts(h, now);
   h.window = rcv_.syn_window();
+  if (ecn_.ok) h.flags |= ECE;  // RFC 3168 §6.1.1: an ECN-setup SYN-ACK (ECE, not CWR)
   emit(now, h, {});
   snd_.nxt = snd_.iss + 1;
   snd_max_ = seq_max(snd_max_, snd_.nxt);

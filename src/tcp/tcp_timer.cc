@@ -131,9 +131,11 @@ void Connection::on_loss_probe(Time now) {
 
 // RFC 8985 §6.3 / Linux tcp_rack_reo_timeout.
 void Connection::on_reorder_timer(Time now) {
+  const uint32_t prior_reductions = rec_.reductions();
   const recovery::RecoveryResult out =
       rec_.on_reo_timeout(now, snd_.una, snd_.nxt, rtt_.rto(), rtt_.min_rtt(), rtt_.srtt(), sb_, *cc_, ccs_,
                           env_.counters());
+  ecn_after_recovery(prior_reductions, out.withdraw_cwr);
   ca_state_ = rec_.ca_state();
   push(now, false);
   if (!out.reo_timeout.is_never()) {
@@ -246,7 +248,9 @@ void Connection::on_rto(Time now) {
   in.snd_una = snd_.una;
   in.snd_nxt = snd_.nxt;
   in.retransmits = static_cast<uint32_t>(retransmits_);
+  const uint32_t prior_reductions = rec_.reductions();
   rec_.on_rto(in, sb_, *cc_, ccs_, c);
+  ecn_after_recovery(prior_reductions, false);
   if (ca_state_ != rec_.ca_state()) {
     ca_state_ = rec_.ca_state();
     trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));

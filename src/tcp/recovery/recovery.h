@@ -104,6 +104,9 @@ struct RecoveryResult {
   uint32_t dsack_delivered = 0;
   // Segments this D-SACK adds to tcpi_dsack_dups (Linux tp->dsack_dups).
   uint32_t dsack_dups = 0;
+  // An undo raised ssthresh back: a CWR not yet sent is withdrawn (Linux
+  // tcp_undo_cwnd_reduction -> tcp_ecn_withdraw_cwr).
+  bool withdraw_cwr = false;
 };
 
 // What the RTO handler passes in (Linux tcp_enter_loss()).
@@ -157,6 +160,10 @@ class RecoveryMachine {
   }
   uint32_t reordering() const { return reord_.degree(); }  // tcpi_reordering
   uint32_t reord_seen() const { return reord_.seen(); }    // tcpi_reord_seen
+  // Window reductions begun so far (Linux calls tcp_ecn_queue_cwr in
+  // tcp_init_cwnd_reduction and tcp_enter_loss): when this grows, an ECN
+  // sender sets CWR on its next new data segment (RFC 3168 §6.1.2).
+  uint32_t reductions() const { return reductions_; }
   const Rack& rack() const { return rack_; }
   const Tlp& tlp() const { return tlp_; }
   const Undo& undo() const { return undo_; }
@@ -222,6 +229,7 @@ class RecoveryMachine {
   uint64_t dsack_dups_ = 0;
   Seq32 high_seq_;
   bool is_sack_reneg_ = false;
+  uint32_t reductions_ = 0;
   Reordering reord_;
   Rack rack_;
   Tlp tlp_;

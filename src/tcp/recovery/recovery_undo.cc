@@ -21,6 +21,7 @@ UndoContext RecoveryMachine::undo_ctx(const RecoveryAck& in) const {
 void RecoveryMachine::init_cwnd_reduction(Seq32 snd_nxt, cc::CongestionControl& cc,
                                           cc::CcState& tp, Time now) {
   high_seq_ = snd_nxt;
+  ++reductions_;  // Linux tcp_ecn_queue_cwr
   tlp_.reset();
   tp.snd_cwnd_cnt = 0;
   tp.prior_cwnd = tp.snd_cwnd;
@@ -85,7 +86,10 @@ void RecoveryMachine::undo_cwnd_reduction(Ctx& c, bool unmark_loss) {
   if (unmark_loss) c.sb.clear_lost();
   if (c.tp.prior_ssthresh) {
     c.tp.snd_cwnd = c.cc.undo_cwnd(c.tp);
-    if (c.tp.prior_ssthresh > c.tp.snd_ssthresh) c.tp.snd_ssthresh = c.tp.prior_ssthresh;
+    if (c.tp.prior_ssthresh > c.tp.snd_ssthresh) {
+      c.tp.snd_ssthresh = c.tp.prior_ssthresh;
+      c.out.withdraw_cwr = true;  // Linux tcp_ecn_withdraw_cwr
+    }
   }
   undo_.clear_marker();
   rack_.force_advanced();  // Linux: re-examine losses after an undo
@@ -187,6 +191,7 @@ void RecoveryMachine::on_rto(const RtoInput& in, Scoreboard& sb, cc::CongestionC
                 static_cast<uint32_t>(cfg_.tcp_reordering));
   set_state(CaState::Loss, cc, tp, in.now);
   high_seq_ = in.snd_nxt;
+  ++reductions_;  // Linux tcp_enter_loss: tcp_ecn_queue_cwr
   tlp_.reset();
   // RFC 5682 §3.1 step 1 (SACK-enhanced F-RTO).
   frto_.on_rto(cfg_.tcp_frto, new_recovery, in.retransmits, in.mtu_probing);
