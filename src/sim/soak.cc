@@ -301,6 +301,10 @@ StackConfig soak_stack(const SoakCase& c, uint64_t salt) {
   // integrity: the soak lets the stack retry longer (the link's time bound
   // already prices these episodes) and checks that every byte still arrives.
   cfg.tcp_retries2 = 60;
+  // The same for the handshake: 7 lost SYNs in a row (tcp_syn_retries 6,
+  // 127 s) end connect() with ETIMEDOUT in Linux; seed 8180 drew that.
+  cfg.tcp_syn_retries = 60;
+  cfg.tcp_synack_retries = 60;
   return cfg;
 }
 
