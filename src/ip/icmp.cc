@@ -1,6 +1,8 @@
 // ICMP and ICMPv6 errors quoting our TCP segments (RFC 1122 §4.2.3.9,
 // RFC 5461): unreachable (soft or hard), fragmentation needed / packet too
 // big (RFC 1191, RFC 8201), time exceeded. Linux icmp_err_convert values.
+#include <algorithm>
+
 #include "ip/stack_impl.h"
 
 namespace weir {
@@ -53,6 +55,23 @@ IcmpMeaning classify(const wire::IcmpError& e) {
 
 }  // namespace
 
+// Fragmentation needed / packet too big for one of our connections: once the
+// quoted segment is one we have outstanding (Linux tcp_v4_err), remember the
+// PMTU for the destination (Linux __ip_rt_update_pmtu -> fib_nh_exception,
+// rt6_do_update_pmtu -> rt6_exception) so every connection to it uses it,
+// then shrink this connection at once (tcp_v4_mtu_reduced).
+void StackImpl::input_pmtu(Time now, Socket& s, uint32_t mtu, Seq32 quoted_seq) {
+  if (!s.conn->icmp_quote_in_window(quoted_seq)) {
+    counters_.inc(Counter::TcpExtOutOfWindowIcmps);  // Linux LINUX_MIB_OUTOFWINDOWICMPS
+    return;
+  }
+  const IpAddr& dst = s.conn->tuple().remote.addr;
+  const uint64_t evicted = pmtu_cache_.evictions();
+  pmtu_cache_.learn(dst, mtu, netif_.mtu(), now);
+  counters_.inc(Counter::WeirPmtuCacheEvictions, pmtu_cache_.evictions() - evicted);
+  s.conn->on_pmtu(now, std::min(mtu, path_mtu(dst)), quoted_seq);
+}
+
 void StackImpl::input_icmp(Time now, std::span<const uint8_t> datagram) {
   auto e = wire::parse_icmp_error(datagram);
   if (!e) {
@@ -75,7 +94,7 @@ void StackImpl::input_icmp(Time now, std::span<const uint8_t> datagram) {
   Socket* s = find(it->second);
   if (!s || !s->conn) return;
   if (m.pmtu) {
-    s->conn->on_pmtu(now, e->mtu, e->quoted_seq);
+    input_pmtu(now, *s, e->mtu, e->quoted_seq);
   } else {
     // RFC 1122 §4.2.3.9: soft unless connecting (Linux: fatal in SYN-SENT).
     s->conn->on_icmp_unreach(now, m.err, false, e->quoted_seq);

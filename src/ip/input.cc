@@ -93,6 +93,7 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p) {
           return;
         }
       }
+      sync_path_mtu(*s);  // the ACK may clock out data (Linux tcp_current_mss)
       c.input(now, seg);
       after_call(*s);
       return;

@@ -13,8 +13,20 @@ namespace weir {
 StackImpl::StackImpl(const StackConfig& cfg, Netif& netif) : cfg_(cfg), netif_(netif) {}
 
 uint32_t StackImpl::path_mtu(const IpAddr& remote) const {
-  (void)remote;
-  return netif_.mtu();
+  // The engine's own clock (the latest `now` seen) ages the exceptions.
+  const auto learnt = pmtu_cache_.lookup(remote, last_now_);
+  return learnt ? std::min(*learnt, netif_.mtu()) : netif_.mtu();
+}
+
+uint32_t StackImpl::link_mtu() const { return netif_.mtu(); }
+
+// Linux tcp_current_mss checks the route's MTU on every send; weir checks
+// before each call into a connection that may send. Cheap when nothing was
+// learnt and the connection runs at the link MTU.
+void StackImpl::sync_path_mtu(Socket& s) {
+  if (!s.conn) return;
+  if (pmtu_cache_.empty() && s.conn->pmtu() == netif_.mtu()) return;
+  s.conn->sync_pmtu(path_mtu(s.conn->tuple().remote.addr));
 }
 
 bool StackImpl::take_global_challenge_ack(Time now) {
@@ -130,6 +142,7 @@ void StackImpl::advance(Time now) {
     Socket* s = find(static_cast<SocketId>(e->tag));
     if (!s || !s->conn) continue;
     s->timer = TimerHandle{};
+    sync_path_mtu(*s);
     s->conn->on_timers(now);
     after_call(*s);
   }
@@ -295,6 +308,7 @@ Expected<size_t, Errc> StackImpl::send(Time now, SocketId id, std::span<const ui
   Socket* s = app_socket(id);
   if (!s) return Unexpected(Errc::kBadf);
   if (s->listener) return Unexpected(Errc::kPipe);
+  sync_path_mtu(*s);
   auto r = s->conn->send(now, d, flags);
   after_call(*s);
   return r;
@@ -317,6 +331,7 @@ Errc StackImpl::shutdown(Time now, SocketId id, int how) {
     if (how != SHUT_WR) close_listener(now, *s);  // Linux inet_shutdown on LISTEN: disconnect
     return Errc::kOk;
   }
+  sync_path_mtu(*s);
   Errc e = s->conn->shutdown(now, how);
   after_call(*s);
   return e;
@@ -347,6 +362,7 @@ Errc StackImpl::close(Time now, SocketId id) {
   if (s->listener) close_listener(now, *s);
   s->app_open = false;
   s->bound = s->in_demux;  // the port stays in use while the connection lives
+  sync_path_mtu(*s);
   s->conn->close(now);
   after_call(*s);
   Socket* again = find(id);

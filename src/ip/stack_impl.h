@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ip/pmtu_cache.h"
 #include "tcp/connection.h"
 #include "tcp/listener.h"
 #include "util/timer_queue.h"
@@ -43,6 +44,7 @@ class StackImpl final : public tcp::TcpEnv {
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;
+  uint32_t link_mtu() const override;
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram);
@@ -53,6 +55,7 @@ class StackImpl final : public tcp::TcpEnv {
   const Counters& counters_view() const { return counters_; }
   void set_trace(TraceSink* s) { trace_ = s; }
   void set_ready(Stack::ReadyFn fn, void* ctx) { ready_fn_ = fn; ready_ctx_ = ctx; }
+  const PmtuCache& pmtu_cache() const { return pmtu_cache_; }
 
   // ---- sockets ----
   Expected<SocketId, Errc> socket(bool v6);
@@ -93,9 +96,11 @@ class StackImpl final : public tcp::TcpEnv {
   void reschedule(Socket& s);
   void notify(SocketId id);
   void reap(SocketId id);
+  void sync_path_mtu(Socket& s);    // before a call that may send
 
   void input_tcp(Time now, const wire::TcpPacket& p);
   void input_icmp(Time now, std::span<const uint8_t> datagram);
+  void input_pmtu(Time now, Socket& s, uint32_t mtu, Seq32 quoted_seq);
   bool input_listener(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   void listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   bool listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
@@ -119,6 +124,7 @@ class StackImpl final : public tcp::TcpEnv {
   std::unordered_map<FourTuple, SocketId, FourTupleHash> demux_;
   std::map<Endpoint, SocketId> listeners_;
   TimerQueue timers_;
+  PmtuCache pmtu_cache_;  // route exceptions: learnt PMTU per destination
   SocketId next_id_ = 1;
   uint16_t ip_id_ = 0;
   uint32_t port_hint_ = 0;

@@ -157,12 +157,23 @@ void Connection::update_mss(uint32_t pmtu) {
 }
 
 void Connection::init_mss() {
-  const uint32_t mtu = env_.path_mtu(tuple_.remote.addr);
+  const uint32_t link = env_.link_mtu();
   const uint32_t ip_hdr = tuple_.remote.addr.is_v4() ? 20 : 40;
-  // RFC 9293 §3.7.1 / RFC 6691: MSS = MTU - fixed IP and TCP headers.
-  advmss_ = mtu > ip_hdr + 20 ? mtu - ip_hdr - 20 : 536;
+  // RFC 9293 §3.7.1 / RFC 6691: MSS = MTU - fixed IP and TCP headers. The
+  // announced MSS comes from the interface (Linux ipv4_default_advmss); the
+  // send MSS from the path MTU, which a route exception may have lowered.
+  advmss_ = link > ip_hdr + 20 ? link - ip_hdr - 20 : 536;
   if (opts_.user_mss) advmss_ = std::min<uint32_t>(advmss_, opts_.user_mss);
-  update_mss(mtu);
+  update_mss(env_.path_mtu(tuple_.remote.addr));
+}
+
+bool Connection::icmp_quote_in_window(Seq32 quoted_seq) const {
+  return (snd_.una <= quoted_seq && quoted_seq < snd_.nxt) || quoted_seq == snd_.una;
+}
+
+void Connection::sync_pmtu(uint32_t path_mtu) {
+  if (state_ == State::kClosed || state_ == State::kListen) return;
+  if (path_mtu != pmtu_) update_mss(path_mtu);  // Linux tcp_current_mss -> tcp_sync_mss
 }
 
 uint32_t Connection::sndbuf_limit() const { return sndbuf_; }

@@ -107,6 +107,14 @@ class Connection {
   // ICMP: destination unreachable (soft/hard) and PMTU (RFC 1191, RFC 8201).
   void on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq);
   void on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq);
+  // Whether an ICMP error's quoted sequence number lies in what we have
+  // outstanding (Linux tcp_v4_err / tcp_v6_err: between(seq, snd_una, snd_nxt)).
+  bool icmp_quote_in_window(Seq32 quoted_seq) const;
+  // Linux tcp_current_mss: before sending, adopt the destination's path MTU
+  // if it differs from the one the MSS was computed from (another
+  // connection learnt a lower one, or the learnt one expired).
+  void sync_pmtu(uint32_t path_mtu);
+  uint32_t pmtu() const { return pmtu_; }
 
   // ---- user calls (RFC 9293 §3.10) ----
   Expected<size_t, Errc> send(Time now, std::span<const uint8_t> data, int flags);

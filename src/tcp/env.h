@@ -28,8 +28,12 @@ class TcpEnv {
   // RFC 5961 §7 / Linux tcp_challenge_ack_limit: a stack-wide budget of
   // challenge ACKs per second. Returns true if one may be sent now.
   virtual bool take_global_challenge_ack(Time now) = 0;
-  // The link MTU toward a destination (the Netif's, or a learned path MTU).
+  // The path MTU toward a destination: the link's, or a lower one learnt
+  // from ICMP and not yet expired (Linux dst_mtu with route exceptions).
   virtual uint32_t path_mtu(const IpAddr& remote) const = 0;
+  // The interface MTU, for the MSS we announce (Linux ipv4_default_advmss
+  // uses the device MTU, not a learnt path MTU).
+  virtual uint32_t link_mtu() const = 0;
 };
 
 // An arriving segment after IP and TCP parsing.
