@@ -199,6 +199,45 @@ TEST(PmtuCache, FloodForUnknownConnectionsLearnsNothing) {
   EXPECT_EQ(t.stack().tcp_info(a.s)->tcpi_pmtu, 1500u);
 }
 
+// frag-needed quoting the segment at SND.UNA of an idle connection `p`
+// (Linux accepts seq == snd_una: between(seq, snd_una, snd_nxt)).
+std::vector<uint8_t> frag_needed_at_una(Harness& t, const Peer& p, uint16_t mtu) {
+  Tx q;
+  q.ip.version = 4;
+  q.ip.proto = wire::kProtoTcp;
+  q.ip.ttl = 64;
+  q.ip.df = true;
+  q.ip.src = t.local;
+  q.ip.dst = p.remote;
+  q.h.src_port = p.local_port;
+  q.h.dst_port = p.remote_port;
+  q.h.seq = p.iss + 1;
+  q.h.flags = ACK;
+  return frag_needed(q, mtu);
+}
+
+TEST(PmtuCache, FloodOfValidPtbsForManyDestinationsEvictsOldestAndCounts) {
+  Harness t;
+  const size_t n = PmtuCache::kDefaultCapacity + 1;
+  std::vector<Peer> peers;
+  peers.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    // 198.18.0.0/15 (RFC 2544 benchmarking): one destination per connection.
+    const IpAddr dst = IpAddr::v4(198, 18, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i));
+    peers.push_back(open_to(t, dst, 443));
+    t.inject_bytes(frag_needed_at_una(t, peers.back(), 1000));
+    ASSERT_EQ(t.stack().tcp_info(peers.back().s)->tcpi_pmtu, 1000u) << i;
+  }
+  t.clear_tx();
+  EXPECT_EQ(t.stack().counters().get(Counter::WeirPmtuCacheEvictions), 1u);
+  // The oldest destination was reclaimed: a new connection to it runs at the
+  // link MTU; the newest is still remembered.
+  Peer first = open_to(t, peers.front().remote, 444);
+  EXPECT_EQ(snd_mss(t, first.s), 1448u);
+  Peer last = open_to(t, peers.back().remote, 444);
+  EXPECT_EQ(snd_mss(t, last.s), 948u);
+}
+
 // The table itself: bounded, oldest evicted first, only lowering.
 TEST(PmtuCacheTable, StaysWithinBoundUnderFloodEvictingOldest) {
   PmtuCache c;
