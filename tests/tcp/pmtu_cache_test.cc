@@ -238,6 +238,55 @@ TEST(PmtuCache, FloodOfValidPtbsForManyDestinationsEvictsOldestAndCounts) {
   EXPECT_EQ(snd_mss(t, last.s), 948u);
 }
 
+// ICMPv6 packet too big (RFC 4443 §3.2) from a router, quoting `ours`.
+std::vector<uint8_t> packet_too_big6(const Tx& ours, uint32_t mtu) {
+  const IpAddr router = *IpAddr::parse("fd00::fe");
+  std::vector<uint8_t> q = wire::build_tcp_packet(ours.ip, ours.h, ours.payload);
+  q.resize(48);
+  std::vector<uint8_t> icmp = {2, 0, 0, 0, static_cast<uint8_t>(mtu >> 24), static_cast<uint8_t>(mtu >> 16),
+                               static_cast<uint8_t>(mtu >> 8), static_cast<uint8_t>(mtu)};
+  icmp.insert(icmp.end(), q.begin(), q.end());
+  const uint32_t ph = wire::pseudo_header_sum(router, ours.ip.src, wire::kProtoIcmpv6,
+                                              static_cast<uint32_t>(icmp.size()));
+  const uint16_t c = wire::csum_fold(wire::csum_partial(icmp, ph));
+  icmp[2] = static_cast<uint8_t>(c >> 8);
+  icmp[3] = static_cast<uint8_t>(c);
+  std::vector<uint8_t> ip = {0x60, 0, 0, 0, static_cast<uint8_t>(icmp.size() >> 8),
+                             static_cast<uint8_t>(icmp.size()), wire::kProtoIcmpv6, 64};
+  ip.insert(ip.end(), router.bytes().begin(), router.bytes().end());
+  ip.insert(ip.end(), ours.ip.src.bytes().begin(), ours.ip.src.bytes().end());
+  ip.insert(ip.end(), icmp.begin(), icmp.end());
+  return ip;
+}
+
+TEST(PmtuCache, Ipv6PacketTooBigIsSharedPerDestinationAndClampedTo1280) {
+  Harness t;
+  t.local = *IpAddr::parse("fd00::1");
+  t.remote = *IpAddr::parse("fd00::2");
+  t.stack().add_address(t.local);
+  t.listener = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, 8080}), Errc::kOk);
+  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 8), Errc::kOk);
+  SocketId a = t.passive_open();
+  std::vector<uint8_t> d(1428 * 2, 1);
+  t.stack().send(t.now(), a, d);
+  Tx first = t.expect_tx();
+  ASSERT_EQ(first.payload.size(), 1428u);
+  t.inject_bytes(packet_too_big6(first, 1000));
+  EXPECT_EQ(t.stack().counters().get(Counter::Icmp6InPktTooBigs), 1u);
+  EXPECT_EQ(t.stack().tcp_info(a)->tcpi_pmtu, 1280u);  // RFC 8200 §5 minimum link MTU
+  t.inject(ACK, 1, 1 + 1428 * 2);
+  t.clear_tx();
+  // A passive open from the same peer: the child starts at the learnt PMTU.
+  t.remote_port = 50001;
+  SocketId b = t.passive_open();
+  EXPECT_EQ(snd_mss(t, b), 1280u - 40 - 20 - 12);
+  // Another peer does not.
+  t.remote = *IpAddr::parse("fd00::3");
+  SocketId c = t.passive_open();
+  EXPECT_EQ(snd_mss(t, c), 1500u - 40 - 20 - 12);
+}
+
 // The table itself: bounded, oldest evicted first, only lowering.
 TEST(PmtuCacheTable, StaysWithinBoundUnderFloodEvictingOldest) {
   PmtuCache c;
