@@ -138,6 +138,7 @@ void StackImpl::after_call(Socket& s) {
 }
 
 void StackImpl::advance(Time now) {
+  pmtu_cache_.expire(now);  // O(1) unless something expired: lets sync_path_mtu skip lookups
   while (auto e = timers_.pop_expired(now)) {
     Socket* s = find(static_cast<SocketId>(e->tag));
     if (!s || !s->conn) continue;
