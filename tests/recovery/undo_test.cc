@@ -300,5 +300,64 @@ TEST(Undo, DsackCrossingUndoMarkerIsNotOld) {
   EXPECT_EQ(c.count(Counter::TcpExtTCPDSACKIgnoredDubious), 1u) << "three duplicates, two retransmissions";
 }
 
+// Seed 003 principle after an RTO (issue #6/#9): the timed-out segment's
+// retransmission is ACKed on a connection without timestamps. Either copy
+// may have arrived: undo_retrans is 1 and tcp_packet_delayed() is false
+// (retrans_stamp set, no TSecr), and F-RTO sees no never-retransmitted data
+// delivered (FLAG_ORIG_SACK_ACKED), so Linux tcp_process_loss keeps the
+// reduction.
+TEST(Undo, RtoRetransmissionAckedWithoutTimestampsKeepsReduction) {
+  for (bool sack : {true, false}) {
+    SCOPED_TRACE(sack ? "SACK" : "non-SACK");
+    Conn c(sack);
+    c.send(1);
+    c.advance(Duration::ms(300));
+    c.rto();
+    ASSERT_EQ(c.tp().snd_ssthresh, 5u);
+    ASSERT_EQ(c.retransmit_lost(), 1u);
+    ASSERT_TRUE(c.machine().undo().retrans_stamp().has_value());
+    c.advance(Duration::ms(100));
+    c.ack(1000);
+    EXPECT_EQ(c.tp().snd_ssthresh, 5u) << "restored without proof";
+    EXPECT_EQ(c.count(Counter::TcpExtTCPLossUndo), 0u);
+    EXPECT_EQ(c.count(Counter::TcpExtTCPSpuriousRTOs), 0u);
+    EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 0u);
+  }
+}
+
+// The same after a TLP probe of the segment: the probe counts in
+// undo_retrans (Linux tcp_init_undo: tlp_retrans), the RTO's retransmission
+// too; an ACK without TSecr proves nothing.
+TEST(Undo, ProbeThenRtoAckedWithoutTimestampsKeepsReduction) {
+  Conn c(/*sack=*/true);
+  c.send(1);
+  c.advance(Duration::ms(300));
+  c.send_probe();
+  c.advance(Duration::ms(300));
+  c.rto();
+  EXPECT_EQ(c.machine().undo().undo_retrans(), 1) << "the probe is in flight";
+  ASSERT_EQ(c.retransmit_lost(), 1u);
+  c.advance(Duration::ms(100));
+  c.ack(1000);
+  EXPECT_EQ(c.state(), CaState::Open);
+  EXPECT_EQ(c.tp().snd_ssthresh, 5u);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPLossUndo), 0u);
+}
+
+// The control: the same ACK echoing the original's TSval is the proof
+// (RFC 3522), so the RTO is undone.
+TEST(Undo, RtoRetransmissionAckEchoingOriginalUndoes) {
+  Conn c(/*sack=*/true);
+  const uint32_t original = c.tsval();
+  c.send(1);
+  c.advance(Duration::ms(300));
+  c.rto();
+  ASSERT_EQ(c.retransmit_lost(), 1u);
+  c.advance(Duration::ms(100));
+  c.ack(1000, {}, original);
+  EXPECT_EQ(c.count(Counter::TcpExtTCPLossUndo), 1u);
+  EXPECT_GT(c.tp().snd_ssthresh, 5u);
+}
+
 }  // namespace
 }  // namespace weir::tcp::recovery
