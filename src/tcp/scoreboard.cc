@@ -220,11 +220,9 @@ Expected<uint32_t, ScoreboardError> Scoreboard::on_retransmit(SeqRange range, ui
   uint32_t marked = 0;
   for (size_t i = *first; i < size() && at(i).seq.begin < range.end; ++i) {
     if (range.end < at(i).seq.end) {
-      const uint32_t tail = split(i, range.end);
-      // The receiver may already hold either piece's bytes (an earlier SACK
-      // that covered only part of the old, larger packet).
-      credit_if_held(ring_at(i));
-      credit_if_held(tail);
+      // Both pieces keep the packet's marks: the SACKed ranges hold whole
+      // packets, so a piece of an unSACKed packet is never already held.
+      split(i, range.end);
     }
     const uint32_t n = ring_at(i);
     ScoreboardEntry& e = slab_[n].e;
@@ -243,18 +241,6 @@ Expected<uint32_t, ScoreboardError> Scoreboard::on_retransmit(SeqRange range, ui
     ++marked;
   }
   return marked;
-}
-
-void Scoreboard::credit_if_held(uint32_t n) {
-  if (!sack_enabled_ || slab_[n].e.sacked()) return;
-  const SeqRange seq = slab_[n].e.seq;
-  auto k = std::lower_bound(known_.begin(), known_.end(), seq.begin,
-                            [](const SeqRange& r, Seq32 s) { return r.end <= s; });
-  if (k != known_.end() && k->covers(seq)) {
-    AckResult ignored;
-    scratch_ = {};
-    mark_sacked(n, ignored, high_ack_);
-  }
 }
 
 // --- loss marking ---------------------------------------------------------

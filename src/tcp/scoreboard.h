@@ -8,9 +8,10 @@
 // contiguous in sequence space and cover [HighACK, HighData). An entry is
 // split only when it is retransmitted with a smaller MSS (path MTU fell); a
 // partial cumulative ACK trims its front. A packet is credited as SACKed only
-// when SACK blocks cover all its remaining bytes (Linux
+// when one SACK block covers all its remaining bytes (Linux
 // tcp_match_skb_to_sack(): SACKs only count whole MSS-sized packets), so the
-// counts are exact whatever the MSS does later (seed 002).
+// counts are exact whatever the MSS does later (seed 002). Parts of packets
+// a block covers are not remembered: SACK state is packet-granular.
 //
 // Costs: cumulative ACK O(1) amortised per packet freed; a SACK block
 // O(log n) to locate plus O(k) for the k packets it newly covers: ranges
@@ -236,6 +237,8 @@ class Scoreboard {
   Seq32 fack() const { return highest_sacked_end().value_or(high_ack_); }
 
   size_t size() const { return ring_count_; }
+  // Ranges of SACKed packets kept (one per run of SACKed packets).
+  size_t sack_ranges() const { return known_.size(); }
   bool empty() const { return ring_count_ == 0; }
   const ScoreboardEntry& at(size_t index) const { return slab_[ring_at(index)].e; }
   // Index of the packet containing `s`, if any.
@@ -296,7 +299,6 @@ class Scoreboard {
   void note_delivered(const ScoreboardEntry& e, AckResult& r, bool by_sack);
   void mark_sacked(uint32_t node, AckResult& r, Seq32 prior_fack);
   void dsack_block(SeqRange block, AckResult& r);
-  void credit_if_held(uint32_t node);
   void note_lost_candidate(const ScoreboardEntry& e) {
     if (e.lost() && !e.retrans() && !e.sacked() && e.seq.begin < lost_hint_) lost_hint_ = e.seq.begin;
   }
@@ -323,8 +325,10 @@ class Scoreboard {
   uint32_t ts_head_ = kNil;
   uint32_t ts_tail_ = kNil;
 
-  // Union of SACKed byte ranges above HighACK (sorted, disjoint): lets a
-  // repeated block be recognised without touching its packets.
+  // Union of the SACKed packets above HighACK as sorted, disjoint ranges
+  // that begin and end on packet boundaries (at most one per run of SACKed
+  // packets): lets a repeated block be recognised without touching its
+  // packets.
   std::vector<SeqRange> known_;
   std::vector<SeqRange> fresh_;  // scratch, reused
 

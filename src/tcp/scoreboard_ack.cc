@@ -131,9 +131,22 @@ void Scoreboard::known_trim(Seq32 una) {
   if (!known_.empty() && known_[0].begin < una) known_[0].begin = una;
 }
 
+// Linux tcp_match_skb_to_sack(): a block tags the packets it covers whole;
+// a packet it covers only in part is left as it is (Linux splits only
+// multi-packet skbs, at MSS multiples; every entry here is one packet). Only
+// that run of whole packets enters the SACKed ranges, so they stay
+// packet-granular: a peer SACKing single bytes inside packets (CVE-2019-11478
+// pattern) adds nothing, and a packet is never credited from pieces of
+// several blocks.
 void Scoreboard::sack_block(SeqRange block, AckResult& r, Time now, Seq32 prior_fack) {
+  size_t first = lower_bound_end(block.begin);
+  if (first < size() && at(first).seq.begin < block.begin) ++first;
+  size_t last = first;
+  while (last < size() && at(last).seq.end <= block.end) ++last;
+  if (last == first) return;
+  const SeqRange whole{at(first).seq.begin, at(last - 1).seq.end};
   fresh_.clear();
-  const SeqRange merged = known_insert(block, fresh_);
+  const SeqRange merged = known_insert(whole, fresh_);
   for (const SeqRange& part : fresh_) sack_walk(part, merged, r, now, prior_fack);
 }
 
@@ -257,13 +270,6 @@ void Scoreboard::cum_ack(Seq32 ack, AckResult& r, Time) {
   }
   high_ack_ = ack;
   known_trim(ack);
-  // A packet acknowledged in part whose remaining bytes the peer has SACKed
-  // is held in full: credit it now. (Linux keeps such a one-packet skb
-  // untrimmed and never credits it; counting it keeps "SACKed" meaning
-  // "the peer holds every byte" and changes no count twice.)
-  if (!empty() && !at(0).sacked() && !known_.empty() && known_[0].covers(at(0).seq)) {
-    mark_sacked(ring_at(0), r, high_ack_);
-  }
   if (high_rxt_ < ack) high_rxt_ = ack;
   if (rescue_rxt_ < ack) rescue_rxt_ = ack;
   if (counts_.sacked_out == 0 && sack_enabled_) have_highest_sack_ = false;

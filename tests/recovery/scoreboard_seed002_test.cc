@@ -143,18 +143,22 @@ TEST_P(Seed002, MtuDropResegmentationCountsSackedPacketOnce) {
   EXPECT_EQ(h.sb().in_flight(), 1u);
 }
 
-// A SACK covering only part of a large packet credits nothing (Linux counts
-// whole packets); when that packet is re-sent in smaller pieces, the piece
-// the peer already holds is credited once.
+// A SACK covering only part of a packet credits nothing and is not
+// remembered (Linux tcp_match_skb_to_sack() tags whole packets only): when
+// that packet is re-sent in smaller pieces, the piece the peer holds is
+// credited when a block covers it, once.
 TEST_P(Seed002, PartialSackCreditsNothingUntilResegmentedPieceIsCovered) {
   SbHarness h(GetParam());
   h.send(0, 3000, 1000);
   h.ack(0, {{1500, 2000}});
   EXPECT_EQ(h.sb().sacked_out(), 0u);
+  EXPECT_EQ(h.sb().sack_ranges(), 0u) << "no sub-packet SACK state";
   h.retransmit(1000, 1500, 500);
   EXPECT_EQ(h.sb().packets_out(), 4u);
-  EXPECT_EQ(h.sb().sacked_out(), 1u) << "[1500,2000) is held by the peer";
-  auto r = h.ack(0, {{1000, 2000}});
+  EXPECT_EQ(h.sb().sacked_out(), 0u);
+  auto r = h.ack(0, {{1500, 2000}});
+  EXPECT_EQ(r.sacked_packets, 1u) << "[1500,2000) is now a whole packet";
+  r = h.ack(0, {{1000, 2000}});
   EXPECT_EQ(r.sacked_packets, 1u);
   EXPECT_EQ(h.sb().sacked_out(), 2u);
 }
@@ -172,8 +176,11 @@ TEST_P(Seed002, DuplicateAndOverlappingBlocksCountOnce) {
   EXPECT_EQ(r.sacked_packets, 0u);
   EXPECT_EQ(r.sacked_bytes, 0u);
   EXPECT_EQ(h.sb().sacked_out(), 5u);
-  // Adjacent blocks that together cover one packet credit it.
+  // Adjacent blocks that only together cover a packet credit nothing
+  // (Linux matches each block to whole packets on its own).
   r = h.ack(0, {{8000, 8400}, {8400, 9000}});
+  EXPECT_EQ(r.sacked_packets, 0u);
+  r = h.ack(0, {{8000, 9000}});
   EXPECT_EQ(r.sacked_packets, 1u);
   EXPECT_EQ(h.sb().sacked_out(), 6u);
   EXPECT_EQ(h.sb().in_flight(), 4u);

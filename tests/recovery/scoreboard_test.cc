@@ -240,7 +240,7 @@ TEST(Scoreboard, RenoIgnoresSackBlocks) {
 // Random operations against a byte-level model: a packet must be SACKed iff
 // the peer is known to hold all its bytes (since the last reneging), and the
 // counts must match a walk (checked inside the harness).
-TEST(Scoreboard, RandomWalkMatchesByteModel) {
+TEST(Scoreboard, RandomWalkMatchesPacketModel) {
   for (uint32_t base : testing::kBases) {
     std::mt19937 rng(12345 + base);
     SbHarness h(base);
@@ -257,8 +257,17 @@ TEST(Scoreboard, RandomWalkMatchesByteModel) {
       } else if (op < 6 && nxt > una) {
         const uint32_t b = una + 100 * pick(0, (nxt - una) / 100 - 1);
         const uint32_t e = b + 100 * pick(1, (nxt - b) / 100);
+        // Linux tcp_match_skb_to_sack(): the block credits the packets it
+        // covers whole; bytes of a packet it covers in part are forgotten.
+        for (size_t i = 0; i < h.sb().size(); ++i) {
+          const ScoreboardEntry& pk = h.sb().at(i);
+          const uint32_t pb = static_cast<uint32_t>(pk.seq.begin - h.seq(0));
+          const uint32_t pe = static_cast<uint32_t>(pk.seq.end - h.seq(0));
+          if (b <= pb && pe <= e) {
+            for (uint32_t x = pb; x < pe; x += 100) held.insert(x);
+          }
+        }
         h.ack(una, {{b, e}, {b, e}});
-        for (uint32_t x = b; x < e; x += 100) held.insert(x);
       } else if (op < 7 && nxt > una) {
         una += 100 * pick(0, (nxt - una) / 100);
         h.ack(una);
@@ -301,6 +310,27 @@ TEST(Scoreboard, RandomWalkMatchesByteModel) {
       }()) << "step " << step;
     }
   }
+}
+
+// CVE-2019-11478 pattern (SACK panic class): a peer SACKing one byte inside
+// packets, a different one on every ACK. Linux keeps no sub-packet SACK
+// state; neither does the scoreboard: nothing is credited or remembered, so
+// the per-ACK cost and the memory stay flat.
+TEST(Scoreboard, OneByteSacksInsidePacketsKeepNoState) {
+  SbHarness h(testing::kBases[0]);
+  h.send(0, 1000 * 1000, 1000);
+  for (uint32_t k = 0; k < 250; ++k) {
+    const uint32_t p = 4 * k * 1000;
+    AckResult r = h.ack(0, {{p + 500, p + 501}, {p + 1500, p + 1501}, {p + 2500, p + 2501},
+                            {p + 3500, p + 3501}});
+    ASSERT_EQ(r.sacked_packets, 0u);
+  }
+  EXPECT_EQ(h.sb().sacked_out(), 0u);
+  EXPECT_EQ(h.sb().sack_ranges(), 0u);
+  // A real SACK of whole packets still counts, as one range per run.
+  h.ack(0, {{3000, 6000}, {9000, 9500}});
+  EXPECT_EQ(h.sb().sacked_out(), 3u);
+  EXPECT_EQ(h.sb().sack_ranges(), 1u);
 }
 
 }  // namespace
