@@ -522,7 +522,11 @@ Status merge_tso(Runner& r, const wire::TcpPacket& first, const PacketSpec& p, T
       break;
     a.len += static_cast<uint32_t>(nx->payload.size());
     live_end += static_cast<uint32_t>(nx->payload.size());
-    a.flags |= nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN);
+    // PSH as on the run's last segment: Linux's GSO (tcp_gso_segment) clears
+    // it on all but the last segment of an skb, so a merged run shows the
+    // last skb's PSH.
+    a.flags = static_cast<uint8_t>((a.flags & ~wire::tcp_flag::PSH) |
+                                   (nx->tcp.flags & (wire::tcp_flag::PSH | wire::tcp_flag::FIN)));
     r.outq_.pop_front();
   }
   return ok();

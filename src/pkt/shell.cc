@@ -40,7 +40,7 @@ constexpr std::pair<const char*, const char*> kDefaults[] = {
 // Settings that only shape TSO/GSO bursts or features weir does not have;
 // accepting them as no-ops is what a kernel without TSO would do.
 bool no_op_sysctl(std::string_view key) {
-  return key == "tcp_min_tso_segs" || key == "tcp_fack" || key == "tcp_autocorking" ||
+  return key == "tcp_fack" || key == "tcp_autocorking" ||
          key == "tcp_fastopen_blackhole_timeout_sec";
 }
 

@@ -216,9 +216,11 @@ uint32_t Connection::tso_segs() const {
 
 // One Linux tcp_write_xmit iteration: a burst of new segments from one chunk,
 // at most tcp_tso_autosize segments and (tcp_cwnd_test) half the congestion
-// window, each allowed by the peer's window and Nagle. The burst's last
-// segment carries PSH when its chunk is marked: a burst cut short by cwnd ends
-// with PSH as Linux's TSO pieces do (gtests eor/, nagle/https_client).
+// window, each allowed by the peer's window and Nagle. The burst is one Linux
+// skb as transmitted; its last segment carries PSH (tcp_gso_segment leaves it
+// on the last segment only) when the skb has it: __tcp_transmit_skb forces it
+// on every multi-segment (GSO) skb, and a single segment has it only where
+// its chunk ends marked (tcp_mark_push; tso_fragment keeps PSH on the tail).
 bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
   const bool fin_pending = fin_queued_ && snd_max_ != write_seq_ + 1 && snd_.nxt == write_seq_;
@@ -261,7 +263,8 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   }
   if (n == 0) return false;
   for (size_t i = 0; i < n; ++i) {
-    if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, chunk_psh && i + 1 == n && (ca_state_ == CaState::Open || pos == chunk_end)))
+    const bool psh = i + 1 == n && (n >= 2 || (chunk_psh && pos == chunk_end));
+    if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, psh))
       return i > 0;
   }
   return true;

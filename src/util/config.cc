@@ -57,6 +57,7 @@ constexpr Key kKeys[] = {
     {"tcp_pacing_ss_ratio", &StackConfig::tcp_pacing_ss_ratio},
     {"tcp_pacing_ca_ratio", &StackConfig::tcp_pacing_ca_ratio},
     {"tcp_tso_win_divisor", &StackConfig::tcp_tso_win_divisor},
+    {"tcp_min_tso_segs", &StackConfig::tcp_min_tso_segs},
     {"tcp_notsent_lowat", &StackConfig::tcp_notsent_lowat},
     {"tcp_limit_output_bytes", &StackConfig::tcp_limit_output_bytes},
     {"tcp_challenge_ack_limit", &StackConfig::tcp_challenge_ack_limit},
