@@ -538,7 +538,11 @@ Expected<bool, std::string> require_header_keys(std::string_view text, const std
     std::string_view l = text.substr(pos, end - pos);
     size_t i = l.find_first_not_of(" \t");
     if (i != std::string_view::npos && l[i] == '[') {
-      size_t k = l.find_first_not_of(" \t[", i);
+      // "[" or "[[" (array of tables), then optional blanks, then a key:
+      // a third "[" ("[[[x]]", found by fuzz_scenario) starts no key.
+      size_t k = i + 1;
+      if (k < l.size() && l[k] == '[') ++k;
+      k = l.find_first_not_of(" \t", k);
       if (k != std::string_view::npos && !key_start(l[k]))
         return Unexpected(fmt::format("{}:{}:{}: a table header must start with a key", path, line, k + 1));
     }

@@ -110,6 +110,11 @@ TEST(ScenarioLoad, TableHeaderWithoutAKeyIsRefusedWithItsPlace) {
   auto sc = parse_scenario("a = 1\n[|ink.fwd]\nrate = \"x\"\n", "x.toml");
   ASSERT_FALSE(sc.has_value());
   EXPECT_NE(sc.error().find("x.toml:2:2: a table header must start with a key"), std::string::npos) << sc.error();
+  // A third bracket starts no key either (toml++ asserts on "[[[flow]]").
+  auto triple = parse_scenario("a = 1\n[[[flow]]\nb = 1\n", "x.toml");
+  ASSERT_FALSE(triple.has_value());
+  EXPECT_NE(triple.error().find("x.toml:2:3: a table header must start with a key"), std::string::npos)
+      << triple.error();
   // A quoted key is a key: the check leaves it to toml++ (which may still
   // reject the file for other reasons, here the missing [[flow]]).
   auto quoted = parse_scenario("a = 1\n[ \"link\" ]\n", "x.toml");
