@@ -14,7 +14,6 @@ interop_init() {
   # Short, unique prefix: interface names are limited to 15 characters.
   P="w$(printf %x $$ | tail -c 5)"
   WORK=$(mktemp -d /tmp/weir-interop-$1.XXXXXX)
-  NSES=()
   PIDS=()
   trap interop_cleanup EXIT
   trap 'exit 1' INT TERM
@@ -27,7 +26,10 @@ interop_cleanup() {
     for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null
   done
-  for ns in "${NSES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  # ns_add runs in $(...) subshells, so the names are kept in a file.
+  if [ -f "$WORK/nses" ]; then
+    while read -r ns; do ip netns del "$ns" 2>/dev/null; done < "$WORK/nses"
+  fi
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
     for f in "$WORK"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 30 "$f"; }; done
   fi
@@ -38,8 +40,10 @@ interop_cleanup() {
 # ns_add SUFFIX -> prints the namespace name; loopback up.
 ns_add() {
   local ns="$P$1"
+  # A namespace left by a killed run whose pid ended the same way.
+  ip netns del "$ns" 2>/dev/null
   ip netns add "$ns" || exit 1
-  NSES+=("$ns")
+  echo "$ns" >> "$WORK/nses"
   ip -n "$ns" link set lo up
   echo "$ns"
 }
