@@ -157,46 +157,29 @@ void Connection::update_mss(uint32_t pmtu) {
 }
 
 void Connection::init_mss() {
-  const uint32_t link = env_.link_mtu();
-  const uint32_t ip_hdr = tuple_.remote.addr.is_v4() ? 20 : 40;
+  const bool v4 = tuple_.remote.addr.is_v4();
+  const uint32_t path = env_.path_mtu(tuple_.remote.addr);
+  const uint32_t ip_hdr = v4 ? 20 : 40;
   // RFC 9293 §3.7.1 / RFC 6691: MSS = MTU - fixed IP and TCP headers. The
-  // announced MSS comes from the interface (Linux ipv4_default_advmss); the
-  // send MSS from the path MTU, which a route exception may have lowered.
-  advmss_ = link > ip_hdr + 20 ? link - ip_hdr - 20 : 536;
+  // announced MSS comes from the route's MTU, a cached PMTU exception
+  // included (Linux dst_metric_advmss: ipv4_default_advmss over ipv4_mtu's
+  // rt_pmtu, ip6_default_advmss over the exception's RTAX_MTU), floored at
+  // ip_rt_min_advmss 256 / ip6_rt_min_advmss 1220.
+  const uint32_t min_advmss = v4 ? 256 : 1220;
+  advmss_ = std::max(path > ip_hdr + 20 ? path - ip_hdr - 20 : 0, min_advmss);
   if (opts_.user_mss) advmss_ = std::min<uint32_t>(advmss_, opts_.user_mss);
   update_mss(env_.path_mtu(tuple_.remote.addr));
 }
 
+// Linux tcp_v4_err / tcp_v6_err: between(seq, snd_una, snd_nxt), both ends
+// included, whatever the ICMP type.
 bool Connection::icmp_quote_in_window(Seq32 quoted_seq) const {
-  return (snd_.una <= quoted_seq && quoted_seq < snd_.nxt) || quoted_seq == snd_.una;
+  return snd_.una <= quoted_seq && quoted_seq <= snd_.nxt;
 }
 
 void Connection::sync_pmtu(uint32_t path_mtu) {
   if (state_ == State::kClosed || state_ == State::kListen) return;
   if (path_mtu != pmtu_) update_mss(path_mtu);  // Linux tcp_current_mss -> tcp_sync_mss
-}
-
-uint32_t Connection::sndbuf_limit() const { return sndbuf_; }
-
-// Linux tcp_sndbuf_expand: room for two windows of max(cwnd, IW, reordering+1)
-// full-sized segments, up to tcp_wmem[2]; SO_SNDBUF locks it.
-void Connection::expand_sndbuf() {
-  if (opts_.sndbuf) return;
-  const StackConfig& cfg = env_.cfg();
-  const uint32_t nr_segs = std::max({ccs_.snd_cwnd, cfg.initial_cwnd,
-                                     static_cast<uint32_t>(cfg.tcp_reordering + 1)});
-  const uint64_t want = uint64_t{2} * nr_segs * std::max<uint32_t>(mss_cache_, peer_mss_);
-  sndbuf_ = static_cast<uint32_t>(std::clamp<uint64_t>(want, sndbuf_, cfg.tcp_wmem[2]));
-}
-
-// Linux sk_stream_is_writeable: free space at least half of what is queued,
-// and the unsent part below TCP_NOTSENT_LOWAT.
-bool Connection::writable() const {
-  const size_t queued = sndq_.size();
-  if (queued >= sndbuf_) return false;
-  if (sndbuf_ - queued < queued / 2) return false;
-  const uint32_t lowat = opts_.notsent_lowat ? opts_.notsent_lowat : env_.cfg().tcp_notsent_lowat;
-  return seq_len(snd_.nxt, write_seq_) < lowat;
 }
 
 Errc Connection::open_active(Time now, const FourTuple& t) {
@@ -315,7 +298,7 @@ void Connection::become_established(Time now) {
   last_rcv_data_ = now;
   last_snd_data_ = now;
   cc_->init(ccs_, now);
-  expand_sndbuf();
+  if (!opts_.sndbuf) expand_sndbuf();  // Linux tcp_init_buffer_space, unless SO_SNDBUF locked it
   if (listener_) events_ |= conn_event::kEstablished;
   arm_keepalive(now);
 }
@@ -328,6 +311,7 @@ void Connection::done(Time now, Errc err) {
   wr_shut_ = true;
   sndq_.clear();
   chunks_.clear();
+  skbs_.clear();
   set_state(now, State::kClosed);
 }
 
@@ -349,15 +333,15 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
   if (state_ == State::kSynSent || state_ == State::kSynReceived) return Unexpected(Errc::kAgain);
   if (state_ != State::kEstablished && state_ != State::kCloseWait) return fail();
   if (data.empty()) return size_t{0};
-  const size_t n = sndq_.append(data, sndbuf_limit());
-  if (n == 0) return Unexpected(Errc::kAgain);
+  const size_t n = copy_to_queue(now, data);
   const bool partial = n < data.size();
-  // Linux tcp_skb_entail -> tcp_slow_start_after_idle_check (RFC 5681 §4.1).
-  cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
-                                  env_.cfg().tcp_slow_start_after_idle != 0, now);
-  queue_write(static_cast<uint32_t>(n), flags, partial);
+  // Linux wait_for_space: SOCK_NOSPACE, so that tcp_check_space wakes the
+  // writer (or EPOLLOUT) once a third of the buffer is free again.
+  if (partial) nospace_ = true;
+  if (n == 0) return Unexpected(Errc::kAgain);
+  mark_write_end(flags, partial);
   push(now, (flags & MSG_MORE) != 0 && !partial);
-  if (!writable()) events_ |= conn_event::kReadiness;
+  if (!stream_writeable()) events_ |= conn_event::kReadiness;
   return n;
 }
 
@@ -468,7 +452,7 @@ uint32_t Connection::poll() const {
         (rcv_.readable() > 0 && rcv_.fin_received()))
       mask |= ev::IN;
     if (!wr_shut_) {
-      if (writable() && state_ != State::kListen) mask |= ev::OUT;
+      if (stream_writeable() && state_ != State::kListen) mask |= ev::OUT;
     } else {
       mask |= ev::OUT;
     }

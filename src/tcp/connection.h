@@ -159,9 +159,24 @@ class Connection {
   void init_mss();
   uint32_t current_mss() const { return mss_cache_; }
   void update_mss(uint32_t pmtu);
-  void expand_sndbuf();
-  uint32_t sndbuf_limit() const;
-  bool writable() const;
+
+  // --- send_space.cc (the send buffer as Linux accounts it)
+  uint64_t wmem_queued() const;              // sk_wmem_queued
+  uint32_t notsent_lowat() const;            // tcp_notsent_lowat
+  bool stream_memory_free(int wake) const;   // __sk_stream_memory_free
+  bool stream_writeable() const;             // __sk_stream_is_writeable(sk, 1)
+  bool should_expand_sndbuf() const;         // tcp_should_expand_sndbuf
+  void expand_sndbuf();                      // tcp_sndbuf_expand
+  void check_space(Time now);                // tcp_check_space
+  void write_space();                        // sk_stream_write_space
+  bool queues_empty() const;                 // tcp_rtx_and_write_queues_empty
+  uint32_t tail_room(uint32_t goal) const;
+  void open_chunk(Time now);                 // tcp_skb_entail
+  size_t copy_to_queue(Time now, std::span<const uint8_t> data);
+  void split_sent_head();
+  void mark_write_end(int flags, bool partial);
+  void chrono_after_xmit(Time now, bool rwnd_limited);
+  void chrono_sndbuf_check(Time now);
   void queue_fin(Time now);
   void trace_event(Time now, TraceEvent ev, uint64_t a = 0, uint64_t b = 0) const;
   bool synchronized() const;
@@ -181,6 +196,7 @@ class Connection {
   void process_data(Time now, const InSegment& seg);
   void process_fin(Time now);
   void update_ts_recent(Time now, const InSegment& seg);
+  void data_snd_check(Time now);  // tcp_data_snd_check (send_space.cc)
   void input_time_wait(Time now, const InSegment& seg);
   void send_challenge_ack(Time now, bool syn);
   bool oow_rate_limited(Time now);
@@ -205,13 +221,14 @@ class Connection {
   void send_synack(Time now);
   void send_ack(Time now);
   void send_rst(Time now, Seq32 seq);
-  void push(Time now, bool forced);  // tcp_push_pending_frames
+  // tcp_push_pending_frames; `one`: at most one burst (tcp_push_one).
+  void push(Time now, bool more, bool one = false);
+  bool rwnd_limited() const;
   bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp = false,
                 std::optional<bool> psh = std::nullopt);
   bool send_burst(Time now, uint32_t mss, bool more);
   uint32_t tso_segs() const;
   uint32_t size_goal() const;
-  void queue_write(uint32_t n, int flags, bool partial);
   void prune_chunks();
   bool forced_push(Seq32 seq) const;
   size_t chunk_index(Seq32 seq) const;  // the chunk holding byte `seq`, or chunks_.size()
@@ -236,6 +253,7 @@ class Connection {
   void arm_rto(Time now);
   void rearm_rto_after_ack(Time now);
   void set_xmit_timer(Time now, bool after_send);  // Linux tcp_set_xmit_timer / tcp_schedule_loss_probe
+  bool lone_fin_in_flight() const;
   void on_loss_probe(Time now);
   void on_reorder_timer(Time now);
   uint32_t tsval(Time now) const { return static_cast<uint32_t>(now.ms()) + ts_offset_; }
@@ -297,6 +315,9 @@ class Connection {
   Scoreboard sb_;
   RttEstimator rtt_;
   SendBuffer sndq_;
+  SkbLedger skbs_;      // transmitted skbs still queued (sk_wmem_queued)
+  ChronoStats chrono_;  // tcp_info busy / rwnd- / sndbuf-limited time
+  bool nospace_ = false;  // SOCK_NOSPACE: a write ran out of buffer, no wake-up since
   TimerSet timers_;
   std::unique_ptr<cc::CongestionControl> cc_;
   cc::CcState ccs_;

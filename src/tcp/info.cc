@@ -57,6 +57,11 @@ TcpInfo Connection::info(Time now) const {
   i.tcpi_dsack_dups = dsack_dups_;
   i.tcpi_snd_wnd = snd_.wnd;
   i.tcpi_total_rto = total_rto_;
+  // Linux tcp_get_info_chrono_stats: busy time is all three clocks together.
+  const auto us = [&](Chrono c) { return static_cast<uint64_t>(std::max<int64_t>(chrono_.total(now, c).us(), 0)); };
+  i.tcpi_rwnd_limited = us(Chrono::kRwndLimited);
+  i.tcpi_sndbuf_limited = us(Chrono::kSndbufLimited);
+  i.tcpi_busy_time = us(Chrono::kBusy) + i.tcpi_rwnd_limited + i.tcpi_sndbuf_limited;
   cc_->get_info(i);
   ccs_.rate.fill_info(i, mss_cache_);  // tcpi_delivery_rate, tcpi_delivered (Linux tcp_get_info)
   ccs_.rate.fill_info(i, mss_cache_);
@@ -67,9 +72,7 @@ TcpInfo Connection::info(Time now) const {
 // connecting (Linux tcp_v4_err), otherwise a soft error that SO_ERROR and a
 // later timeout report.
 void Connection::on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq) {
-  if (state_ != State::kSynSent && state_ != State::kSynReceived &&
-      !(snd_.una <= quoted_seq && quoted_seq < snd_.nxt))
-    return;  // Linux: OUTOFWINDOWICMPS
+  if (!icmp_quote_in_window(quoted_seq)) return;  // Linux: OUTOFWINDOWICMPS
   if (state_ == State::kSynSent || state_ == State::kSynReceived) {
     if (quoted_seq != snd_.iss) return;
     if (listener_) {
@@ -92,7 +95,7 @@ void Connection::on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq
 // and resend what no longer fits (Linux tcp_v4_mtu_reduced + tcp_simple_retransmit).
 void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
   if (!synchronized() && state_ != State::kSynSent) return;
-  if (!(snd_.una <= quoted_seq && quoted_seq < snd_.nxt) && quoted_seq != snd_.una) return;
+  if (!icmp_quote_in_window(quoted_seq)) return;
   const bool v4 = tuple_.remote.addr.is_v4();
   // Linux ip_rt_min_pmtu (552) for IPv4; IPv6's minimum link MTU is 1280 (RFC 8200 §5).
   mtu = std::max<uint32_t>(mtu, v4 ? 552 : 1280);

@@ -50,3 +50,48 @@ void SendBuffer::clear() {
 }
 
 }  // namespace weir::tcp
+
+namespace weir::tcp {
+
+void SkbLedger::on_sent(Seq32 end) {
+  if (!ends_.empty() && end <= ends_.back()) return;  // a retransmission: Linux reuses the skb
+  ends_.push_back(end);
+  if (ends_.size() > kMaxSkbs) ends_.erase(ends_.begin() + 1);  // bounded: merge the two oldest
+}
+
+void SkbLedger::on_acked(Seq32 una) {
+  while (!ends_.empty() && ends_.front() <= una) ends_.pop_front();
+}
+
+size_t SkbLedger::live(Seq32 una) const {
+  size_t stale = 0;
+  while (stale < ends_.size() && ends_[stale] <= una) ++stale;
+  return ends_.size() - stale;
+}
+
+void ChronoStats::set(Time now, Chrono type) {
+  if (type_ != Chrono::kUnspec) stat_[static_cast<size_t>(type_) - 1] += now - since_;
+  since_ = now;
+  type_ = type;
+}
+
+void ChronoStats::start(Time now, Chrono type) {
+  if (type > type_) set(now, type);
+}
+
+void ChronoStats::stop(Time now, Chrono type, bool queues_empty) {
+  if (queues_empty) {
+    set(now, Chrono::kUnspec);
+  } else if (type == type_) {
+    set(now, Chrono::kBusy);
+  }
+}
+
+Duration ChronoStats::total(Time now, Chrono type) const {
+  if (type == Chrono::kUnspec) return Duration::zero();
+  Duration d = stat_[static_cast<size_t>(type) - 1];
+  if (type == type_) d += now - since_;
+  return d;
+}
+
+}  // namespace weir::tcp

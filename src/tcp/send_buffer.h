@@ -2,12 +2,21 @@
 // SND.UNA onward (RFC 9293 §3.3.1: sent-unacknowledged, then not yet sent),
 // in one ring that grows by doubling up to the socket's limit. Bounded by
 // the caller (SO_SNDBUF); the scoreboard keeps per-packet metadata.
+//
+// Also here: the two pieces of send-side bookkeeping Linux keeps per socket
+// beside the bytes: how many skbs the queue is cut into (sk_wmem_queued
+// charges each one a fixed overhead) and the tcp_info chronographs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
+
+#include "weir/seq.h"
+#include "weir/time.h"
 
 namespace weir::tcp {
 
@@ -28,6 +37,58 @@ class SendBuffer {
   std::vector<uint8_t> ring_;  // power-of-two size
   size_t head_ = 0;
   size_t size_ = 0;
+};
+
+// Linux sk_wmem_queued charges every skb on the write and retransmit queues
+// its truesize: the payload plus the sk_buff, its head and skb_shared_info.
+// weir cuts the unsent queue like Linux (Connection::Chunk); this ledger
+// remembers where each transmitted skb ends, since Linux's tso_fragment
+// splits an skb at the end of every burst that leaves part of it behind.
+// Bounded: past kMaxSkbs the two oldest are counted as one.
+class SkbLedger {
+ public:
+  // Per-skb overhead. Linux's is SKB_TRUESIZE of a MAX_TCP_HEADER head in an
+  // fclone (x86_64: about 1.5-2 KB with the kmalloc rounding); gtests'
+  // blocking-write.pkt pins it between 1500 (an ACK of 35001 must not wake
+  // the writer) and 2000 (one of 36001 must), epoll_out_edge.pkt below 2000.
+  static constexpr uint32_t kSkbOverhead = 1792;
+  static constexpr size_t kMaxSkbs = 4096;
+
+  // A burst of new data [.., end) left as one skb (tcp_event_new_data_sent).
+  void on_sent(Seq32 end);
+  // Skbs wholly below `una` are freed (tcp_clean_rtx_queue).
+  void on_acked(Seq32 una);
+  void clear() { ends_.clear(); }
+  size_t sent_skbs() const { return ends_.size(); }
+  // Skbs not yet wholly acknowledged at `una` (on_acked may lag behind).
+  size_t live(Seq32 una) const;
+
+ private:
+  std::deque<Seq32> ends_;
+};
+
+// Linux's tcp_info chronographs (tcp_chrono_start/stop, tcp_output.c): the
+// time the sender was busy, and the parts of it limited by the peer's
+// window or by the send buffer. One clock runs at a time; the higher type
+// takes over (sndbuf > rwnd > busy).
+enum class Chrono : uint8_t { kUnspec = 0, kBusy = 1, kRwndLimited = 2, kSndbufLimited = 3 };
+
+class ChronoStats {
+ public:
+  // tcp_chrono_start: only a more interesting condition replaces the clock.
+  void start(Time now, Chrono type);
+  // tcp_chrono_stop: with both queues empty nothing runs; else, if `type`
+  // was the running clock, busy time resumes.
+  void stop(Time now, Chrono type, bool queues_empty);
+  Chrono running() const { return type_; }
+  // Accumulated time of `type` up to `now` (tcp_get_info_chrono_stats).
+  Duration total(Time now, Chrono type) const;
+
+ private:
+  void set(Time now, Chrono type);  // tcp_chrono_set
+  Chrono type_ = Chrono::kUnspec;
+  Time since_;
+  std::array<Duration, 3> stat_{};
 };
 
 }  // namespace weir::tcp

@@ -68,7 +68,7 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
         // Linux sk_setsockopt: doubled (room for overhead), capped by wmem_max.
         opts_.sndbuf = std::max(std::min(static_cast<uint32_t>(std::max(v, 0)), kWmemMax) * 2, kSockMinSndbuf);
         sndbuf_ = opts_.sndbuf;
-        events_ |= conn_event::kReadiness;
+        write_space();  // sk_setsockopt: sk->sk_write_space(sk)
         return Errc::kOk;
       case SO_RCVLOWAT:
         if (v < 0) return Errc::kInval;
@@ -134,7 +134,7 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
       return Errc::kOk;
     case TCP_NOTSENT_LOWAT:
       opts_.notsent_lowat = static_cast<uint32_t>(v);
-      events_ |= conn_event::kReadiness;
+      write_space();  // do_tcp_setsockopt: sk->sk_write_space(sk)
       return Errc::kOk;
     case TCP_SYNCNT:
       if (v < 1 || v > 127) return Errc::kInval;
@@ -239,6 +239,9 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       t.tcpi_reord_seen = i.tcpi_reord_seen;
       t.tcpi_rcv_ooopack = i.tcpi_rcv_ooopack;
       t.tcpi_snd_wnd = i.tcpi_snd_wnd;
+      t.tcpi_busy_time = i.tcpi_busy_time;
+      t.tcpi_rwnd_limited = i.tcpi_rwnd_limited;
+      t.tcpi_sndbuf_limited = i.tcpi_sndbuf_limited;
       return put(val, len, &t, sizeof t);
     }
     default: return Errc::kNoProtoOpt;

@@ -180,6 +180,12 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   const Seq32 wl1_before = snd_.wl1;
   update_send_window(seg, ack);
   const bool win_update = snd_.wnd != wnd_before || snd_.wl1 != wl1_before;
+  // Linux tcp_ack_update_window: a changed window with data waiting to be
+  // sent checks for an idle restart (tcp_slow_start_after_idle_check, RFC
+  // 5681 §4.1) before anything goes out; packets_out is still pre-ACK.
+  if (snd_.wnd != wnd_before && seq_len(snd_.nxt, write_seq_) > 0)
+    cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
+                                    env_.cfg().tcp_slow_start_after_idle != 0, now);
   const Seq32 data_ack = seq_min(ack, sb_.high_data());
   AckResult r;
   sb_.set_rack_min_rtt(rtt_.min_rtt());  // Linux tcp_rack_advance: min_rtt before this ACK
@@ -217,7 +223,6 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     trace_event(now, TraceEvent::kHystartExit, cwnd, ccs_.slow_start_exit_reason);
     ccs_.slow_start_exit_reason = 0;
   }
-  if (ack > prior_una) expand_sndbuf();
   if (ack > prior_una) rearm_rto_after_ack(now);
   apply_recovery_timers(now, out);
   if (timers_.armed(TimerKind::kRetransmit) && timers_.retransmit_mode == RetransmitMode::kProbe0 &&

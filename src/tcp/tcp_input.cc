@@ -205,7 +205,7 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
       // CLOSE-WAIT, CLOSING, LAST-ACK: the FIN was received; new text is ignored.
     }
   }
-  push(now, false);
+  data_snd_check(now);  // Linux tcp_data_snd_check: push, then tcp_check_space
 }
 
 void Connection::process_data(Time now, const InSegment& seg) {

@@ -262,25 +262,43 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
     if (fin || len < mss) break;
   }
   if (n == 0) return false;
+  const Seq32 burst_begin = snd_.nxt;
+  bool sent = false;
   for (size_t i = 0; i < n; ++i) {
     const bool psh = i + 1 == n && (n >= 2 || (chunk_psh && pos == chunk_end));
-    if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, psh))
-      return i > 0;
+    if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, psh)) break;
+    sent = true;
   }
-  return true;
+  if (sent) skbs_.on_sent(snd_.nxt);  // the burst is one skb (tso_fragment split it off)
+  if (sent) sb_.join_skb(SeqRange{burst_begin, snd_.nxt});  // retransmissions stay within it
+  return sent;
+}
+
+// Linux tcp_write_xmit's is_rwnd_limited: data waits, the congestion window
+// has room, but the next segment does not fit the peer's window
+// (tcp_snd_wnd_test).
+bool Connection::rwnd_limited() const {
+  const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
+  if (unsent == 0 || sb_.in_flight() >= ccs_.snd_cwnd) return false;
+  return std::min(unsent, mss_cache_) > usable_window();
 }
 
 // Linux tcp_push_pending_frames: retransmissions of marked losses first,
 // then new data; with nothing in flight and data blocked by the peer's
 // window, the persist timer probes it (RFC 9293 §3.8.6.1).
-void Connection::push(Time now, bool more) {
+void Connection::push(Time now, bool more, bool one) {
   if (!synchronized() || state_ == State::kTimeWait) return;
   prune_chunks();
-  if (sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
+  if (!one && sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
   const uint32_t mss = mss_cache_;
+  const bool had_unsent = snd_.nxt != write_seq_;
   bool sent_new = false;
-  while (send_burst(now, mss, more)) sent_new = true;
+  while (send_burst(now, mss, more)) {
+    sent_new = true;
+    if (one) break;
+  }
   push_once_ = false;
+  if (had_unsent) chrono_after_xmit(now, rwnd_limited());  // tcp_push_pending_frames -> tcp_write_xmit
   if (sent_new) set_xmit_timer(now, true);
   validate_cwnd(now, sent_new);
   const bool unsent = seq_len(snd_.nxt, write_seq_) > 0 ||
@@ -298,7 +316,9 @@ void Connection::validate_cwnd(Time now, bool sent) {
   const StackConfig& cfg = env_.cfg();
   ccs_.packets_out = sb_.packets_out();
   cc::cwnd_validate(*cc_, ccs_,
-                    {cwnd_limited, rtt_.rto(), cfg.initial_cwnd, cfg.tcp_slow_start_after_idle != 0, false}, now);
+                    {cwnd_limited, rtt_.rto(), cfg.initial_cwnd, cfg.tcp_slow_start_after_idle != 0, nospace_},
+                    now);
+  chrono_sndbuf_check(now);
 }
 
 // RFC 6298 (5.4) / RFC 5681 §3.2: retransmit the earliest unacknowledged segment.
@@ -331,10 +351,30 @@ void Connection::retransmit_lost(Time now) {
     const ScoreboardEntry& e = sb_.at(*idx);
     const Seq32 wnd_end = snd_.una + snd_.wnd;
     if (e.seq.begin >= wnd_end && e.seq.begin != snd_.una) break;  // Linux tcp_retransmit_skb
-    const uint32_t len = std::min(e.seq.len(), mss_cache_);
-    const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && e.seq.begin + len == write_seq_;
-    from = e.seq.begin + len;
-    if (!send_one(now, e.seq.begin, len, fin, true)) break;
+    // Linux tcp_xmit_retransmit_queue: one skb per step, of at most
+    // min(cwnd - in_flight, tcp_tso_segs) segments and never beyond the skb
+    // the lost packet was sent in; __tcp_transmit_skb forces PSH on one of
+    // several segments, a single one keeps its skb's PSH (psh_end).
+    const size_t segs = std::min(ccs_.snd_cwnd - sb_.in_flight(), tso_segs());
+    size_t run = e.seq.len() > mss_cache_ ? 1 : std::max<size_t>(sb_.lost_run(*idx, segs), 1);
+    bool ok = true;
+    for (size_t k = 0; k < run && ok; ++k) {
+      const ScoreboardEntry& p = sb_.at(*idx + k);
+      if (k > 0 && p.seq.end > wnd_end) {  // __tcp_retransmit_skb: within the window
+        run = k;
+        break;
+      }
+      const uint32_t len = std::min(p.seq.len(), mss_cache_);
+      const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && p.seq.begin + len == write_seq_;
+      const Seq32 begin = p.seq.begin;
+      const std::optional<bool> psh = k + 1 < run ? std::optional<bool>(false)
+                                      : run > 1   ? std::optional<bool>(true)
+                                                  : std::nullopt;
+      from = begin + len;
+      ok = send_one(now, begin, len, fin, true, false, psh);
+    }
+    if (!ok) break;
+    sb_.set_skb_end(*idx + run - 1);  // tcp_fragment: the retransmitted piece is its own skb
   }
 }
 
@@ -377,53 +417,6 @@ size_t Connection::chunk_index(Seq32 seq) const {
 bool Connection::psh_end(Seq32 end) const {
   const size_t i = chunk_index(end - 1);
   return i < chunks_.size() && chunks_[i].end == end && chunks_[i].psh;
-}
-
-// Linux tcp_sendmsg_locked's queueing of `n` new bytes (already in sndq_):
-// they fill the unsent tail chunk up to size_goal unless it is closed by
-// MSG_EOR (the first byte into it clears its PSH), then new chunks; a full
-// chunk is marked when forced_push() holds; the write's last chunk is marked
-// (tcp_push -> tcp_mark_push) unless MSG_MORE, and always when the buffer
-// filled up (wait_for_space pushes without MSG_MORE).
-void Connection::queue_write(uint32_t n, int flags, bool partial) {
-  prune_chunks();
-  const uint32_t goal = size_goal();
-  Seq32 pos = write_seq_;
-  bool first = true;
-  while (n > 0) {
-    Chunk* tail = chunks_.empty() ? nullptr : &chunks_.back();
-    const Seq32 tail_start = chunks_.size() >= 2 ? chunks_[chunks_.size() - 2].end : snd_.una;
-    const Seq32 unsent_from = seq_max(tail_start, snd_.nxt);
-    uint32_t copy = 0;
-    if (tail && !tail->eor && tail->end > snd_.nxt && seq_len(unsent_from, tail->end) < goal) {
-      if (tail_start < snd_.nxt) {  // the sent part was split off (tso_fragment)
-        chunks_.insert(chunks_.end() - 1, Chunk{snd_.nxt, tail->psh, false});
-        tail = &chunks_.back();
-      }
-      if (first) tail->psh = false;
-      copy = std::min(n, goal - seq_len(seq_max(tail_start, snd_.nxt), tail->end));
-      tail->end += copy;
-    } else {
-      copy = std::min(n, goal);
-      chunks_.push_back(Chunk{pos + copy, false, false});
-      tail = &chunks_.back();
-    }
-    pos += copy;
-    n -= copy;
-    first = false;
-    if (n > 0 && forced_push(pos)) {
-      tail->psh = true;
-      pushed_seq_ = pos;
-    }
-  }
-  write_seq_ = pos;
-  if (chunks_.empty()) return;
-  if (partial || !(flags & MSG_MORE) || forced_push(write_seq_)) {
-    chunks_.back().psh = true;
-    pushed_seq_ = write_seq_;
-  }
-  if (flags & MSG_EOR) chunks_.back().eor = true;
-  prune_chunks();
 }
 
 }  // namespace weir::tcp
