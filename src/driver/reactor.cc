@@ -152,6 +152,7 @@ int Reactor::run() {
     } else {
       arm_timerfd(deadline_.is_never() ? deadline_ : deadline_ - spin);
     }
+    slept_ = timeout != 0;
     int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
     if (n < 0) {
       if (errno == EINTR) continue;

@@ -77,6 +77,9 @@ class Reactor {
   void stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
   const ReactorStats& stats() const { return st_; }
+  // Whether the last wait slept (timerfd or blocking epoll) rather than
+  // polled: tells a late wake-up from a preempted busy-poll.
+  bool last_wait_slept() const { return slept_; }
 
  private:
   void arm_timerfd(Time t);
@@ -93,6 +96,7 @@ class Reactor {
   Time armed_ = Time::never();
   SpinWindow spin_;
   bool stopped_ = false;
+  bool slept_ = true;
   ReactorStats st_;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "driver/app.h"
+#include "driver/departure.h"
 #include "driver/histogram.h"
 #include "driver/http.h"
 #include "driver/netns.h"
@@ -278,6 +279,62 @@ TEST(SpinWindow, NeverExceedsTheCapAndZeroMeansNoSpinning) {
   driver::SpinWindow off(Duration::zero());
   off.observe(Duration::us(50));
   EXPECT_EQ(off.window(), Duration::zero());
+}
+
+Time at_us(int64_t us) { return Time::from_ns(us * 1000); }
+
+TEST(Departure, AWriteStillRunningAtTheDueTimeIsBlamedFirst) {
+  // Due at 100 while the previous write ran until 130: the write held it,
+  // even though the thread also noticed late.
+  DepartureContext c{DepartureContext::Phase::kTimer, at_us(120), true, at_us(130)};
+  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWrite);
+  c.prev_write_end = at_us(90);
+  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSleep);
+}
+
+TEST(Departure, LateNoticeIsAWakeUpOrAPreemptedSpinDependingOnHowTheThreadWaited) {
+  DepartureContext c{DepartureContext::Phase::kTimer, at_us(200), true, at_us(0)};
+  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSleep);
+  c.slept = false;
+  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSpin);
+  // A batch read entered after the packet was due: the thread came late to
+  // the device, the read did not hold it.
+  c.phase = DepartureContext::Phase::kRead;
+  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSpin);
+}
+
+TEST(Departure, DueAfterTheThreadLookedIsTheReadOrTheLoopsOwnWork) {
+  DepartureContext c{DepartureContext::Phase::kRead, at_us(100), false, at_us(50)};
+  EXPECT_EQ(classify_late(at_us(120), c), LateCause::kRead);
+  c.phase = DepartureContext::Phase::kTimer;
+  EXPECT_EQ(classify_late(at_us(120), c), LateCause::kOther);
+}
+
+TEST(Departure, RecordBlamesOnlyPacketsBeyondTheLimitAndTimesEveryWrite) {
+  DepartureRecord r(Duration::us(50));
+  DepartureContext c{DepartureContext::Phase::kTimer, at_us(1000), true, at_us(0)};
+  r.add(at_us(990), at_us(1010), at_us(1030), c);  // 20 us late: on time
+  c.prev_write_end = at_us(1030);
+  r.add(at_us(1000), at_us(1070), at_us(1080), c);  // 70 us late, behind the write
+  EXPECT_EQ(r.all().count(), 2u);
+  EXPECT_EQ(r.late(LateCause::kWrite).count(), 1u);
+  EXPECT_EQ(r.late(LateCause::kWakeSleep).count(), 0u);
+  EXPECT_EQ(r.write_time().max(), Duration::us(20));
+  DepartureRecord other;
+  other.merge(r);
+  EXPECT_EQ(other.late(LateCause::kWrite).count(), 1u);
+  EXPECT_NE(r.format_causes().find("tun-write"), std::string::npos);
+}
+
+TEST(Departure, GapsOverTheAckTrainLimitAreSplitIntoModelledAndAdded) {
+  DepartureRecord r(Duration::us(50), Duration::ms(2));
+  DepartureContext c{};
+  r.add(at_us(0), at_us(10), at_us(20), c);
+  r.add(at_us(500), at_us(3000), at_us(3010), c);  // model 0.5 ms apart, left 3 ms apart
+  r.add(at_us(6000), at_us(6010), at_us(6020), c);  // 3 ms apart in the model as well
+  r.add(at_us(6500), at_us(6510), at_us(6520), c);  // no gap
+  EXPECT_EQ(r.gaps_added(), 1u);
+  EXPECT_EQ(r.gaps_modelled(), 1u);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@
 
 #include "command.h"
 #include "driver/clock.h"
+#include "driver/departure.h"
 #include "driver/histogram.h"
 #include "driver/netns.h"
 #include "driver/reactor.h"
@@ -64,6 +65,8 @@
 namespace weir::cli {
 namespace {
 
+using driver::DepartureContext;
+using driver::DepartureRecord;
 using driver::ErrorHistogram;
 
 struct EmuConfig {
@@ -91,22 +94,28 @@ Expected<EmuConfig, std::string> load_emu_config(const std::string& path) {
 }
 
 // The far end of a link: writes each delivered packet to a TUN device and
-// records how late it left against its modelled departure.
+// records how late it left against its modelled departure, and why
+// (driver/departure.h: the thread's context says what it was doing).
 class TunSink final : public sim::Node {
  public:
-  TunSink(link::TunDevice& dev, sim::PacketPool& pool) : dev_(dev), pool_(pool) {}
+  TunSink(link::TunDevice& dev, sim::PacketPool& pool, DepartureContext& ctx) : dev_(dev), pool_(pool), ctx_(ctx) {}
   void receive(Time due, sim::Packet* p) override {
     // The packet departs when it is handed to the kernel; the write itself
-    // also runs the receiving namespace's input path in this thread.
-    hist.add(driver::mono_now() - due);
+    // also runs the receiving namespace's input path in this thread, which
+    // is what the write time measures.
+    Time start = driver::mono_now();
     dev_.write_one(p->view());
+    Time end = driver::mono_now();
+    rec.add(due, start, end, ctx_);
+    ctx_.prev_write_end = end;
     pool_.put(p);
   }
-  ErrorHistogram hist;
+  DepartureRecord rec;
 
  private:
   link::TunDevice& dev_;
   sim::PacketPool& pool_;
+  DepartureContext& ctx_;
 };
 
 Expected<link::TunDevice, std::string> open_in_netns(const std::string& spec) {
@@ -118,7 +127,24 @@ Expected<link::TunDevice, std::string> open_in_netns(const std::string& spec) {
   return link::TunDevice::open(spec.substr(colon + 1));
 }
 
-nlohmann::json link_json(const sim::Link& l, const ErrorHistogram& h) {
+nlohmann::json late_json(const DepartureRecord& r) {
+  nlohmann::json causes = nlohmann::json::object();
+  for (size_t i = 0; i < driver::kLateCauses; ++i) {
+    auto c = static_cast<driver::LateCause>(i);
+    const ErrorHistogram& h = r.late(c);
+    causes[std::string(driver::late_cause_name(c))] = {{"count", h.count()},
+                                                        {"max_us", static_cast<double>(h.max().ns()) / 1e3}};
+  }
+  const ErrorHistogram& w = r.write_time();
+  return {{"late_by_cause", causes},
+          {"gaps_over_2ms", {{"added", r.gaps_added()}, {"modelled", r.gaps_modelled()}}},
+          {"write_time", {{"p50_bound_us", w.percentile_bound(0.5).us()}, {"p99_bound_us", w.percentile_bound(0.99).us()},
+                          {"mean_us", static_cast<double>(w.mean().ns()) / 1e3},
+                          {"max_us", static_cast<double>(w.max().ns()) / 1e3}}}};
+}
+
+nlohmann::json link_json(const sim::Link& l, const DepartureRecord& r) {
+  const ErrorHistogram& h = r.all();
   const auto& s = l.stats();
   nlohmann::json j = {{"packets_in", s.packets_in}, {"delivered", s.delivered},
                       {"bytes_delivered", s.bytes_delivered}, {"drop_loss", s.drop_loss},
@@ -130,6 +156,7 @@ nlohmann::json link_json(const sim::Link& l, const ErrorHistogram& h) {
                  {"max_us", static_cast<double>(h.max().ns()) / 1e3},
                  {"within_50us", h.fraction_within(Duration::us(50))},
                  {"p99_bound_us", h.percentile_bound(0.99).us()}, {"buckets", buckets}};
+  j["timing"].update(late_json(r));
   return j;
 }
 
@@ -140,7 +167,22 @@ struct EmuArgs {
   int rt_prio = 50;
   bool mlock = true;
   size_t batch = 64;
+  bool pin = false;
 };
+
+// Pins the calling thread to `cpu` if the machine has more than one
+// online; false (with a warning) otherwise.
+bool pin_to_cpu(int cpu, const std::string& who) {
+  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (int e = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set); e != 0) {
+    fmt::print(stderr, "weir emu: {}: pinning to CPU {} refused ({})\n", who, cpu, std::strerror(e));
+    return false;
+  }
+  return true;
+}
 
 // SCHED_FIFO for the calling thread; false (with a warning) if refused.
 bool go_realtime(int prio, const std::string& who) {
@@ -159,12 +201,15 @@ bool go_realtime(int prio, const std::string& who) {
 class Direction {
  public:
   Direction(std::string name, const sim::LinkConfig& cfg, sim::Rng rng, link::TunDevice& from, link::TunDevice& to)
-      : from_(from), link_(std::move(name), cfg, loop_, pool_, rng), sink_(to, pool_) {
+      : from_(from), link_(std::move(name), cfg, loop_, pool_, rng), sink_(to, pool_, ctx_) {
     link_.connect(&sink_);
   }
 
   // Runs in its own thread until `stop_fd` becomes readable.
-  void run(const EmuArgs& args, int stop_fd) {
+  void run(const EmuArgs& args, int stop_fd, int cpu) {
+    // Each direction on its own core: two SCHED_FIFO threads on one core
+    // delay each other by a whole spin window or TUN write.
+    if (args.pin) pinned_ = pin_to_cpu(cpu, link_.name());
     rt_ = go_realtime(args.rt_prio, link_.name());
     if (auto r = rx_.init(false); !r) return (void)fmt::print(stderr, "weir emu: {}\n", r.error());
     rx_.set_spin(Duration::us(args.spin_us));
@@ -174,6 +219,7 @@ class Direction {
     (void)rx_.watch(from_.fd(), EPOLLIN, [&](uint32_t) { read_batch(args.batch); });
     (void)rx_.watch(stop_fd, EPOLLIN, [&](uint32_t) { rx_.stop(); });
     rx_.on_timer([&](Time now) {
+      ctx_ = {DepartureContext::Phase::kTimer, now, rx_.last_wait_slept(), ctx_.prev_write_end};
       loop_.run_until(now);
       rx_.set_deadline(loop_.next_time());
     });
@@ -184,6 +230,7 @@ class Direction {
   // link as it is read; departures that fall due between two reads leave
   // between them (a read costs a few microseconds, a batch up to hundreds).
   void read_batch(size_t max) {
+    ctx_ = {DepartureContext::Phase::kRead, driver::mono_now(), rx_.last_wait_slept(), ctx_.prev_write_end};
     size_t n = 0;
     for (; n < max; ++n) {
       long r = from_.read_one(buf_);
@@ -197,9 +244,11 @@ class Direction {
   }
 
   bool realtime() const { return rt_; }
+  bool pinned() const { return pinned_; }
   Duration spin_window() const { return rx_.spin_window(); }
   const sim::Link& link() const { return link_; }
-  const ErrorHistogram& hist() const { return sink_.hist; }
+  const ErrorHistogram& hist() const { return sink_.rec.all(); }
+  const DepartureRecord& record() const { return sink_.rec; }
   const driver::ReactorStats& stats() const { return rx_.stats(); }
 
  private:
@@ -207,10 +256,12 @@ class Direction {
   sim::EventLoop loop_;
   sim::PacketPool pool_;
   sim::Link link_;
+  DepartureContext ctx_;
   TunSink sink_;
   driver::Reactor rx_;
   std::vector<uint8_t> buf_;
   bool rt_ = false;
+  bool pinned_ = false;
 };
 
 void report(const EmuArgs& args, const Direction& ab, const Direction& ba) {
@@ -225,20 +276,22 @@ void report(const EmuArgs& args, const Direction& ab, const Direction& ba) {
   fmt::print("timing error (actual - modelled departure):\n{}", all.format());
   fmt::print("within 50us: {:.3f}% (a->b {:.3f}%, b->a {:.3f}%)\n", 100.0 * all.fraction_within(Duration::us(50)),
              100.0 * ab.hist().fraction_within(Duration::us(50)), 100.0 * ba.hist().fraction_within(Duration::us(50)));
+  for (const auto* d : {&ab, &ba}) fmt::print("{} {}", d->link().name(), d->record().format_causes());
   ErrorHistogram wake = ab.stats().wake_late;
   wake.merge(ba.stats().wake_late);
   // A wake-up later than the spin window means the departure after it was
   // met by luck or missed: the window (or the machine) is the limit.
   fmt::print("timer wake-ups {}: p99 late <= {}us, max {:.1f}us (spin window at most {}us, at the end {:.1f} / {:.1f}us); "
-             "SCHED_FIFO: {}\n",
+             "SCHED_FIFO: {}; pinned: {}\n",
              wake.count(), wake.percentile_bound(0.99).us(), static_cast<double>(wake.max().ns()) / 1e3, args.spin_us,
              static_cast<double>(ab.spin_window().ns()) / 1e3, static_cast<double>(ba.spin_window().ns()) / 1e3,
-             ab.realtime() && ba.realtime() ? "yes" : "no");
+             ab.realtime() && ba.realtime() ? "yes" : "no", ab.pinned() && ba.pinned() ? "yes" : "no");
   if (!args.json.empty()) {
-    nlohmann::json j = {{"a_to_b", link_json(ab.link(), ab.hist())}, {"b_to_a", link_json(ba.link(), ba.hist())},
+    nlohmann::json j = {{"a_to_b", link_json(ab.link(), ab.record())}, {"b_to_a", link_json(ba.link(), ba.record())},
                         {"wakeups", ab.stats().wakeups + ba.stats().wakeups},
                         {"spins", ab.stats().spins + ba.stats().spins},
                         {"realtime", ab.realtime() && ba.realtime()},
+                        {"pinned", ab.pinned() && ba.pinned()},
                         {"spin_us", args.spin_us},
                         {"timer_wake_late", {{"samples", wake.count()},
                                              {"p99_bound_us", wake.percentile_bound(0.99).us()},
@@ -267,8 +320,8 @@ int run_emu(const EmuArgs& args) {
   Direction ba("b->a", cfg->b_to_a, rng.fork(2), *tb, *ta);
   int stop_ab = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), stop_ba = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_ab < 0 || stop_ba < 0) return fmt::print(stderr, "weir emu: eventfd failed\n"), 1;
-  std::thread t_ab([&] { ab.run(args, stop_ab); });
-  std::thread t_ba([&] { ba.run(args, stop_ba); });
+  std::thread t_ab([&] { ab.run(args, stop_ab, 0); });
+  std::thread t_ba([&] { ba.run(args, stop_ba, 1); });
   Time end = args.duration_s > 0 ? driver::mono_now() + Duration::ns(static_cast<int64_t>(args.duration_s * 1e9))
                                  : Time::never();
   main.on_timer([&](Time) { main.stop(); });
@@ -298,6 +351,7 @@ Register reg("emu", [](CLI::App& app) -> std::function<int()> {
       ->check(CLI::Range(0, 99));
   app.add_flag("--no-mlock", [args](int64_t n) { args->mlock = n == 0; }, "do not mlockall()");
   app.add_option("--batch", args->batch, "packets read per device per wake-up");
+  app.add_flag("--pin", args->pin, "pin the a->b thread to CPU 0 and b->a to CPU 1 (if 2+ CPUs)");
   app.add_option("--json", args->json, "write link statistics and the timing histogram here");
   return [args] { return run_emu(*args); };
 });
