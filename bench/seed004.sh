@@ -25,17 +25,20 @@
 #
 # Usage: bench/seed004.sh [BUILD_DIR]
 #   env: MB (20), SENDER_RT (40; 0 = normal priority), RCV_RMEM (the
-#   receiving namespace's tcp_rmem, e.g. "4096 16777216 33554432"), WEIR_ARGS
+#   receiving namespace's tcp_rmem; default "4096 16777216 33554432", a
+#   16 MB initial window as the lab's receivers have; "host" keeps the
+#   host's, whose 128 KB start limits the sender), WEIR_ARGS
 #   (extra `weir serve` options, e.g. a --sysctl), RCV_RT (curl's SCHED_FIFO
 #   priority; 0 = normal), EMU_ARGS (extra
 #   `weir emu` options, e.g. "--rt-prio 0 --spin-us 0" for the old timing),
-#   RUNS (1). Needs root.
+#   RUNS (4), SENDERS ("linux weir"). Needs root.
 set -u
 BUILD=${1:-build/default}
 WEIR=$(readlink -f "${WEIR:-$BUILD/tools/weir/weir}")
 MB=${MB:-20}
 SENDER_RT=${SENDER_RT:-40}
-RUNS=${RUNS:-1}
+RUNS=${RUNS:-4}
+SENDERS=${SENDERS:-linux weir}
 . "$(dirname "$0")/../tests/interop/lib.sh"
 interop_init seed004
 mkdir -p "$WORK/www" && make_file "$WORK/www/blob" "$MB"
@@ -43,10 +46,12 @@ A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24; tun_add "$B" tb 10.9.0.2/24
 ip -n "$A" route add 192.0.2.0/24 via 10.9.0.2 dev ta
 ip netns exec "$B" sysctl -qw net.ipv4.ip_forward=1
-# RCV_RMEM: the receiver's (curl's) tcp_rmem; empty = the host's. With the
-# default 128 KB initial buffer, Linux's receive autotuning lags a sender in
-# slow start by about an RTT at 150 ms, and the sender is window-limited.
-[ -n "${RCV_RMEM:-}" ] && ip netns exec "$A" sysctl -qw net.ipv4.tcp_rmem="$RCV_RMEM"
+# RCV_RMEM: the receiver's (curl's) tcp_rmem. With the host's 128 KB
+# initial buffer, Linux's receive autotuning lags a sender in slow start by
+# about an RTT at 150 ms and the sender is window-limited in the very round
+# where the ACK train should end slow start (docs/lab.md).
+RCV_RMEM=${RCV_RMEM:-4096 16777216 33554432}
+[ "$RCV_RMEM" != host ] && ip netns exec "$A" sysctl -qw net.ipv4.tcp_rmem="$RCV_RMEM"
 link_toml "$WORK/link.toml" 'rate = "50Mbit"' 'delay = "75ms"' 'queue = 619'
 
 start_emu() {  # start_emu NAME
@@ -117,6 +122,11 @@ j = json.load(open(emu))
 r["emu"] = {d: {"within_50us": j[d]["timing"]["within_50us"], "mean_us": j[d]["timing"]["mean_us"],
                 "p99_bound_us": j[d]["timing"]["p99_bound_us"], "max_us": j[d]["timing"]["max_us"],
                 "drop_queue": j[d]["drop_queue"], "max_queue": j[d]["max_queue_packets"]} for d in ("a_to_b", "b_to_a")}
+for d in ("a_to_b", "b_to_a"):
+    t = j[d]["timing"]
+    if "late_by_cause" in t:
+        r["emu"][d]["late_by_cause"] = {k: v["count"] for k, v in t["late_by_cause"].items() if v["count"]}
+        r["emu"][d]["gaps_over_2ms"] = t["gaps_over_2ms"]
 r["emu"]["realtime"] = j.get("realtime")
 r["emu"]["timer_wake_late"] = j.get("timer_wake_late")
 print(json.dumps(r))
@@ -159,7 +169,17 @@ HY="TcpExtTCPHystartTrainDetect TcpExtTCPHystartTrainCwnd TcpExtTCPHystartDelayD
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  kernel $(uname -r)  MB=$MB SENDER_RT=$SENDER_RT EMU_ARGS='${EMU_ARGS:-}'" \
   "receiver tcp_rmem: $(ip netns exec "$A" sysctl -n net.ipv4.tcp_rmem)"
 
-for run in $(seq "$RUNS"); do
+# What the sender's namespace would use by default, and what shapes its
+# sending: the namespace inherits the host's default algorithm (bbr here;
+# the server sets cubic per socket), and the TUN's qdisc is the host's
+# default_qdisc (no fq on this kernel, so CUBIC is not paced by a qdisc;
+# TCP's own pacing only runs for algorithms that ask for it, as BBR does).
+echo "sender namespace: tcp_congestion_control=$(ip netns exec "$B" sysctl -n net.ipv4.tcp_congestion_control)" \
+  "default_qdisc=$(sysctl -n net.core.default_qdisc); tb: $(ip -n "$B" -br link show tb | awk '{print $1}')" \
+  "$(tc -n "$B" qdisc show dev tb | head -1)"
+
+run_linux() {  # run_linux N
+  local run=$1
   start_emu "linux$run"
   # HEAD: python's server ignores Range and would send the whole file.
   wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -I "http://10.9.0.2:8000/blob" || fail "http.server"
@@ -175,8 +195,11 @@ for run in $(seq "$RUNS"); do
   ip netns exec "$B" nstat -asz $HY >"$WORK/nstat1" 2>&1
   nstat_diff >"$WORK/nstat-linux$run"
   stop_emu
-  summary "linux$run" "$WORK/linux$run.samples" "$WORK/emu-linux$run.json" "$WORK/nstat-linux$run"
+  summary "linux$run" "$WORK/linux$run.samples" "$WORK/emu-linux$run.json" "$WORK/nstat-linux$run" | tee -a "$WORK/results.jsonl"
+}
 
+run_weir() {  # run_weir N
+  local run=$1
   start_emu "weir$run"
   wait_for 10 ip netns exec "$A" curl -sf -o /dev/null -r 0-0 "http://192.0.2.1/blob" || fail "weir serve unreachable"
   "$WEIR" ss --control "$WORK/w.sock" --nstat >"$WORK/nstat0"
@@ -186,7 +209,27 @@ for run in $(seq "$RUNS"); do
   "$WEIR" ss --control "$WORK/w.sock" --nstat >"$WORK/nstat1"
   nstat_diff | grep Hystart >"$WORK/nstat-weir$run"
   stop_emu
-  summary "weir$run" "$WORK/weir$run.samples" "$WORK/emu-weir$run.json" "$WORK/nstat-weir$run"
+  summary "weir$run" "$WORK/weir$run.samples" "$WORK/emu-weir$run.json" "$WORK/nstat-weir$run" | tee -a "$WORK/results.jsonl"
+}
+
+for run in $(seq "$RUNS"); do
+  for s in $SENDERS; do
+    echo "run $run $s: load $(cut -d' ' -f1 /proc/loadavg)" >&2
+    "run_$s" "$run"
+  done
 done
+# The distribution: per sender, each run's first slow-start exit, and the
+# emulator's ACK-direction (a->b) gaps over 2 ms that it made itself.
+python3 - "$WORK/results.jsonl" <<'P'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for who in ("linux", "weir"):
+    rs = [r for r in rows if r["sender"].startswith(who)]
+    if not rs:
+        continue
+    print("%s:" % who, ", ".join("%s@%d (emu %.1f/%.1f%%, ACK gaps>2ms made %s)" % (
+        r["detector"], r["exit_cwnd"], 100 * r["emu"]["b_to_a"]["within_50us"], 100 * r["emu"]["a_to_b"]["within_50us"],
+        r["emu"]["a_to_b"].get("gaps_over_2ms", {}).get("added", "?")) for r in rs))
+P
 cp "$WORK"/*.samples "$WORK"/emu-*.json /tmp/ 2>/dev/null
 echo "samples and emulator records copied to /tmp/{linux,weir}N.samples, /tmp/emu-*.json"

@@ -39,7 +39,13 @@ assert ab["timing"]["samples"] == ab["delivered"]
 # honouring its departure times (e.g. only flushing when a packet arrives),
 # not one that is merely descheduled.
 for d in (ab, ba):
-    assert d["timing"]["mean_us"] < 50000, "mean lateness %.0f us" % d["timing"]["mean_us"]
+    t = d["timing"]
+    assert t["mean_us"] < 50000, "mean lateness %.0f us" % t["mean_us"]
+    # Every departure later than 50 us is blamed on exactly one cause.
+    late = t["samples"] - sum(t["buckets"][:6])  # buckets up to the 50 us edge
+    blamed = sum(c["count"] for c in t["late_by_cause"].values())
+    assert blamed == late, "late %d, blamed %d" % (late, blamed)
+    assert t["write_time"]["mean_us"] > 0, "TUN write time not measured"
     assert d["timing"]["p99_bound_us"] < 1000000, "p99 lateness over 1 s"
 print("timing within 50us: a->b %.2f%%  b->a %.2f%%; mean lateness %.0f / %.0f us, p99 under %s / %s us" % (100*ab["timing"]["within_50us"], 100*ba["timing"]["within_50us"], ab["timing"]["mean_us"], ba["timing"]["mean_us"], ab["timing"]["p99_bound_us"], ba["timing"]["p99_bound_us"]))
 P

@@ -2,7 +2,8 @@
 # weir <-> Linux through `weir emu` with long delay and loss: weir serves a
 # file that curl (Linux) downloads, and `weir fetch` downloads one from
 # python3 -m http.server (Linux); both byte-exact, IPv4 and IPv6 (one
-# direction each, to stay short). weir sits one forwarding hop behind the
+# direction each, to stay short); nc (Linux) round-trips a file through
+# `weir serve --app echo`, crossing the lossy path both ways. weir sits one forwarding hop behind the
 # emulator in each case: A --emu-- B, weir's TUN hanging off B (serve) or A (fetch).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -36,6 +37,22 @@ timeout 20 ip netns exec "$A" curl -sSf --max-time 20 -o "$WORK/got" "http://192
 [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch (weir -> Linux through emu)"
 echo "ok: weir -> Linux through emu ($MB MB, IPv4)"
 kill -TERM "$WS"; wait "$WS" || fail "weir serve exit status"
+
+# nc echo: the same file out and back through the emulated path (IPv6).
+if command -v nc >/dev/null; then
+  rm -f "$WORK/ctl.sock"
+  bg weir-echo "$WEIR" serve --netns "$B" --tun wb --addr 192.0.2.1/24 --addr fd00:77::1/64 \
+    --peer 192.0.2.2/24 --peer fd00:77::2/64 --control "$WORK/ctl.sock" --app echo --port 7007
+  WS=$LAST_PID
+  wait_for 10 test -S "$WORK/ctl.sock" || fail "weir serve --app echo did not start"
+  head -c 262144 "$WORK/www/blob" >"$WORK/small"
+  timeout 20 ip netns exec "$A" nc -N -w 15 fd00:77::1 7007 <"$WORK/small" >"$WORK/back" || fail "nc through emu"
+  cmp -s "$WORK/small" "$WORK/back" || fail "echo through emu differs: $(stat -c %s "$WORK/back") bytes back"
+  echo "ok: nc echo through emu (256 KB, IPv6)"
+  kill -TERM "$WS"; wait "$WS" || fail "weir serve (echo) exit status"
+else
+  echo "note: no nc, echo through emu not checked"
+fi
 
 # Linux -> weir: python serves in B; weir fetch runs on a TUN in A.
 (cd "$WORK/www" && exec ip netns exec "$B" python3 -m http.server -b :: 8082) >"$WORK/py.log" 2>&1 &

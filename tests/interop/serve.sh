@@ -16,6 +16,8 @@ set -u
 MODE=$1 COMBO=${2:-default}
 interop_init "$MODE-$COMBO"
 MB=${MB:-10}
+# Per-transfer time limit: 12 s for the usual 10 MB, 35 s for 100 MB.
+XT=$((10 + MB / 4))
 N=$(ns_add k)
 case $COMBO in
   default) ;;
@@ -49,13 +51,13 @@ http)
   serve http "$WORK/www" --port 8080
   for url in "http://$W4:8080/blob" "http://[$W6]:8080/blob"; do
     rm -f "$WORK/got"
-    timeout 12 ip netns exec "$N" curl -sSf --max-time 12 -o "$WORK/got" "$url" || fail "curl $url"
+    timeout "$XT" ip netns exec "$N" curl -sSf --max-time "$XT" -o "$WORK/got" "$url" || fail "curl $url"
     [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
     echo "ok: curl $url ($MB MB, $COMBO)"
   done
   # A range and keep-alive: two requests on one connection.
   ip netns exec "$N" curl -sSf --max-time 10 -r 1000-1999 -o "$WORK/part" "http://$W4:8080/blob" \
-    --next -sSf --max-time 10 -o "$WORK/part2" "http://$W4:8080/blob" -w '%{num_connects}' >"$WORK/nconn" \
+    --next -sSf --max-time "$XT" -o "$WORK/part2" "http://$W4:8080/blob" -w '%{num_connects}' >"$WORK/nconn" \
     || fail "curl range"
   [ "$(cat "$WORK/nconn")" = 0 ] || fail "the second request opened a new connection (no keep-alive)"
   cmp -s "$WORK/part" <(tail -c +1001 "$WORK/www/blob" | head -c 1000) || fail "range bytes differ"
@@ -80,8 +82,8 @@ fetch|chunked)
   fi
   for url in "http://$K4:8081/blob" "http://[$K6]:8081/blob"; do
     rm -f "$WORK/got"
-    timeout 12 "$WEIR" fetch --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 -o "$WORK/got" --sha256 "$WANT" \
-      --timeout 11 "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+    timeout "$XT" "$WEIR" fetch --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 -o "$WORK/got" --sha256 "$WANT" \
+      --timeout $((XT - 1)) "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
     [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
     grep -q "^$WANT" "$WORK/fetch.log" || fail "weir fetch did not print the sha256"
     echo "ok: weir fetch $url ($MB MB, $COMBO, $MODE)"
