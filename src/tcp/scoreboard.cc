@@ -198,11 +198,35 @@ uint32_t Scoreboard::split(size_t index, Seq32 at) {
   slab_[m].e.seq = {at, slab_[n].e.seq.end};
   slab_[m].e.sent_begin = at;
   slab_[n].e.seq.end = at;
+  slab_[n].e.skb_end = true;  // tcp_fragment: two skbs
   account(slab_[n].e, +1);
   account(slab_[m].e, +1);
   ring_insert(index + 1, m);
   if (slab_[n].in_ts) ts_insert_after(n, m);
   return m;
+}
+
+void Scoreboard::join_skb(SeqRange burst) {
+  auto first = find(burst.begin);
+  if (!first) return;
+  for (size_t i = *first; i < size() && slab_[ring_at(i)].e.seq.end < burst.end; ++i)
+    slab_[ring_at(i)].e.skb_end = false;
+}
+
+void Scoreboard::set_skb_end(size_t index) {
+  if (index < size()) slab_[ring_at(index)].e.skb_end = true;
+}
+
+size_t Scoreboard::lost_run(size_t index, size_t max) const {
+  size_t n = 0;
+  for (size_t i = index; i < size() && n < max; ++i) {
+    const ScoreboardEntry& e = at(i);
+    if (!e.lost() || e.retrans() || e.sacked()) break;
+    if (n > 0 && !(at(i - 1).seq.end == e.seq.begin)) break;
+    ++n;
+    if (e.skb_end) break;
+  }
+  return n;
 }
 
 Expected<uint32_t, ScoreboardError> Scoreboard::on_retransmit(SeqRange range, uint32_t mss,

@@ -57,6 +57,10 @@ struct ScoreboardEntry {
   uint32_t mss = 0;      // the MSS it was sent with
   uint16_t retrans_count = 0;
   uint8_t flags = 0;
+  // The last packet of the skb it was transmitted in (Linux: a burst of new
+  // data is one skb; a retransmission of part of one, or a SACK inside one,
+  // fragments it). A retransmission never spans two skbs.
+  bool skb_end = true;
   PacketRateSnapshot rate{};
 
   bool sacked() const { return flags & sb_flag::kSacked; }
@@ -183,6 +187,18 @@ class Scoreboard {
   Expected<uint32_t, ScoreboardError> on_retransmit(SeqRange range, uint32_t mss, Time now,
                                                     const PacketRateSnapshot& rate = {},
                                                     RetransmitKind kind = RetransmitKind::kNormal);
+
+  // The packets in `burst` were sent as one skb (Linux tcp_write_xmit: one
+  // GSO skb per burst): only the last ends it.
+  void join_skb(SeqRange burst);
+  // The packet at `index` now ends an skb: a retransmission of the skb's
+  // first packets fragmented it there (Linux __tcp_retransmit_skb ->
+  // tcp_fragment).
+  void set_skb_end(size_t index);
+  // How many packets from `index` (at most `max`) Linux would retransmit as
+  // one skb: consecutive packets marked lost, not retransmitted nor SACKed,
+  // up to the end of the skb the first one belongs to.
+  size_t lost_run(size_t index, size_t max) const;
 
   // --- acknowledgement ----------------------------------------------------
   // One ACK: SACK blocks first (Linux tcp_sacktag_write_queue()), then the

@@ -35,8 +35,12 @@ AckResult Scoreboard::on_ack(Seq32 ack, std::span<const SeqRange> blocks, Time n
         dsack_block(b, r);
         if (b.begin < eff_ack) continue;  // below SND.UNA: nothing more to tag
       }
-      // Linux tcp_is_sackblock_valid(): inside [SND.UNA, SND.NXT], non-empty.
-      if (b.empty() || b.begin < high_ack_ || b.end > high_data_) {
+      // Linux tcp_is_sackblock_valid(): non-empty, not beyond SND.NXT, and
+      // starting above SND.UNA as this ACK leaves it (tcp_ack moves snd_una
+      // before tcp_sacktag_write_queue; a start at SND.UNA is "non-sensical").
+      // So the front-trimmed rest of a partially ACKed packet, which begins
+      // at SND.UNA, is never covered whole and never credited (issue 6).
+      if (b.empty() || !(eff_ack < b.begin) || b.end > high_data_) {
         if (!(i == 0 && r.dsack)) ++r.discarded_blocks;
         continue;
       }

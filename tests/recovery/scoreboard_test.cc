@@ -77,6 +77,26 @@ TEST(Scoreboard, InvalidBlocksAreDiscardedAndCounted) {
   EXPECT_EQ(h.sb().sacked_out(), 1u);
 }
 
+// Issue 6: the rest of a packet a cumulative ACK covered in part begins at
+// SND.UNA; Linux rejects a block starting there (tcp_is_sackblock_valid), so
+// tcp_match_skb_to_sack never tags the trimmed packet.
+TEST(Scoreboard, PartiallyAckedPacketIsNotCreditedByLaterSack) {
+  SbHarness h(0);
+  h.send(0, 3000, 1000);
+  h.ack(1500);  // [1000,2000) is now [1500,2000)
+  AckResult r = h.ack(1500, {{1500, 2000}});
+  EXPECT_EQ(r.sacked_packets, 0u);
+  EXPECT_EQ(r.discarded_blocks, 1u);
+  EXPECT_EQ(h.sb().sacked_out(), 0u);
+  // Not as a later block either, next to a valid one.
+  r = h.ack(1500, {{2000, 3000}, {1500, 3000}});
+  EXPECT_EQ(r.discarded_blocks, 1u);
+  EXPECT_EQ(h.sb().sacked_out(), 1u);
+  EXPECT_FALSE(h.sb().at(0).sacked());
+  EXPECT_TRUE(h.sb().at(1).sacked());
+  h.check();
+}
+
 TEST(Scoreboard, RttSamplesFollowKarn) {
   SbHarness h(0);
   h.send(0, 1000, 1000);
@@ -263,7 +283,7 @@ TEST(Scoreboard, RandomWalkMatchesPacketModel) {
           const ScoreboardEntry& pk = h.sb().at(i);
           const uint32_t pb = static_cast<uint32_t>(pk.seq.begin - h.seq(0));
           const uint32_t pe = static_cast<uint32_t>(pk.seq.end - h.seq(0));
-          if (b <= pb && pe <= e) {
+          if (b > una && b <= pb && pe <= e) {  // a block must start above SND.UNA
             for (uint32_t x = pb; x < pe; x += 100) held.insert(x);
           }
         }
