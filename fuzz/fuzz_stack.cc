@@ -194,7 +194,15 @@ void Rig::send_seg(const SegSpec& s) {
   }
   const size_t opt_len = body.size();
   const uint32_t off = static_cast<uint32_t>(s.seq - (peer_isn_ + 1));
-  for (uint32_t i = 0; i < s.payload_len; ++i) body.push_back(peer_byte(off + i));
+  body.resize(opt_len + s.payload_len);
+  // The stack's data starts where the data offset ends: with a forced
+  // offset that is inside the raw options or inside the payload (raw
+  // options carry no structured ones, so the header proper is 20 bytes).
+  // From there on the bytes are the peer's stream at s.seq, or the read
+  // check would blame the stack for the harness's shift.
+  size_t data_at = opt_len;
+  if (s.data_offset >= 0) data_at = std::min(body.size(), size_t(std::max(0, s.data_offset * 4 - 20)));
+  for (size_t i = data_at; i < body.size(); ++i) body[i] = peer_byte(off + static_cast<uint32_t>(i - data_at));
   std::vector<uint8_t> d = wire::build_tcp_packet(peer_ip(), h, body);
   if (d.empty()) return;
   if (opt_len || s.data_offset >= 0) {
