@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tcp/cc/cc_info.h"
 #include "tcp/connection.h"
 
 namespace weir::tcp {
@@ -186,6 +187,13 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       std::string_view n = cc_->name();
       std::memcpy(name_buf, n.data(), std::min(n.size(), sizeof name_buf - 1));
       return put(val, len, name_buf, sizeof name_buf);
+    }
+    case TCP_CC_INFO: {
+      // Linux do_tcp_getsockopt: ca_ops->get_info's union tcp_cc_info, cut
+      // to the caller's length; 0 bytes when the algorithm has none (CUBIC, Reno).
+      const size_t n = cc::cc_info(*cc_, val);
+      if (len) *len = n;
+      return Errc::kOk;
     }
     case TCP_INFO: {
       // Linux's struct tcp_info layout (uapi), filled from weir's TcpInfo.

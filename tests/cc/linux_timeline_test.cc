@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include "tcp/cc/cubic.h"
 
@@ -107,6 +108,52 @@ TEST(LinuxTimeline, CubicBulk166kCwndTrajectory) {
     }
   }
   EXPECT_EQ(c.cubic.state().delay_min, Duration::ms(100));
+}
+
+// cubic-bulk-166k.pkt's slow start with HyStart on, sends modelled: each ACK
+// (2 packets, every 100 ms) releases what cwnd allows at once (fq pacing
+// spreads those few packets over milliseconds, which moves no round
+// boundary: the RTT samples grow by ~50 ms per ACK against a 100 ms min RTT,
+// so the delay check fires on the 9th sample of whichever round is open).
+// Returns the cwnd after each ACK, 1-based.
+std::vector<uint32_t> bulk_166k_slow_start(bool seed004_bug) {
+  CcOptions o;
+  o.hystart_seed004_bug = seed004_bug;
+  Conn c(o, at_ms(100));
+  std::vector<Time> sent_at(1, at_ms(100));  // sent_at[p]: packet p (1-based)
+  auto send_up_to_cwnd = [&](Time now) {
+    const size_t limit = seq_len(Seq32(1), c.tp.snd_una) / 1000 + c.tp.snd_cwnd;
+    while (sent_at.size() - 1 < limit) sent_at.push_back(now);
+    c.tp.snd_nxt = Seq32(1) + static_cast<uint32_t>((sent_at.size() - 1) * 1000);
+  };
+  send_up_to_cwnd(at_ms(100));
+  std::vector<uint32_t> cwnd(1, c.tp.snd_cwnd);
+  for (uint32_t k = 1; k <= 24; ++k) {
+    Time now = at_ms(100 + 100 * k);
+    c.ack(Seq32(1 + 2000 * k), now, sent_at[2 * k]);
+    cwnd.push_back(c.tp.snd_cwnd);
+    send_up_to_cwnd(now);
+  }
+  return cwnd;
+}
+
+// Linux >= 6.14 (and weir; seed 004's fix): rounds restart below
+// hystart_low_window too, so the round opened by ACK 6 (cwnd 20) takes its 8
+// samples on ACKs 6..13 and the check on ACK 14 exits at cwnd 36. The gtests
+// script asserts 40 at ACK 15 and 48 at ACK 19: it was validated on Linux 6.1,
+// whose first round only opens at cwnd 16 (ACK 4), the second on ACK 12, and
+// the check on ACK 20 exits at 48. Both shapes are pinned here.
+TEST(LinuxTimeline, CubicBulk166kHystartExitWithAndWithoutSeed004Fix) {
+  std::vector<uint32_t> fixed = bulk_166k_slow_start(false);
+  EXPECT_EQ(fixed[10], 30u);
+  EXPECT_EQ(fixed[13], 36u);
+  EXPECT_EQ(fixed[14], 36u);  // exit on ACK 14: ssthresh = cwnd = 36
+  EXPECT_EQ(fixed[15], 36u);
+  std::vector<uint32_t> linux61 = bulk_166k_slow_start(true);
+  EXPECT_EQ(linux61[15], 40u);  // the script's line 53
+  EXPECT_EQ(linux61[19], 48u);  // the script's line 59
+  EXPECT_EQ(linux61[20], 48u);  // exit on ACK 20 (9th sample of round 2)
+  EXPECT_EQ(linux61[24], 48u);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // The congestion-control registry and the helpers of Linux net/ipv4/tcp_cong.c
 // and tcp_output.c that every algorithm and the engine share. See cc.h.
 #include "tcp/cc/cc.h"
+#include "tcp/cc/cc_info.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tcp/cc/bbr.h"
 #include "tcp/cc/cubic.h"
@@ -29,6 +31,22 @@ CcOptions options_from(const StackConfig& cfg) {
   o.tcp_friendliness = cfg.tcp_cubic_tcp_friendliness;
   o.initial_ssthresh = cfg.tcp_cubic_initial_ssthresh;
   return o;
+}
+
+size_t cc_info(const CongestionControl& cc, std::span<uint8_t> out) {
+  // Linux: sz = ca_ops->get_info ? get_info(...) : 0; len = min(len, sz).
+  if (cc.name() != "bbr") return 0;  // tcp_cubic.c, tcp_cong.c (reno): no get_info
+  TcpInfo i;
+  cc.get_info(i);
+  TcpBbrInfo b;  // bbr_get_info()
+  b.bbr_bw_lo = static_cast<uint32_t>(i.bbr_bw);
+  b.bbr_bw_hi = static_cast<uint32_t>(i.bbr_bw >> 32);
+  b.bbr_min_rtt = i.bbr_min_rtt;
+  b.bbr_pacing_gain = i.bbr_pacing_gain;
+  b.bbr_cwnd_gain = i.bbr_cwnd_gain;
+  const size_t n = std::min(out.size(), sizeof b);
+  std::memcpy(out.data(), &b, n);
+  return n;
 }
 
 bool cc_available(std::string_view name) {
