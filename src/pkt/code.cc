@@ -61,7 +61,9 @@ TCP_TIME_WAIT, TCP_CLOSE, TCP_CLOSE_WAIT, TCP_LAST_ACK, TCP_LISTEN, TCP_CLOSING 
 TCP_INFINITE_SSTHRESH = 0x7fffffff
 def _weir_block(line, src):
     try:
-        exec(compile(textwrap.dedent(src.lstrip("\n")), "line %d" % line, "exec"), globals())
+        # packetdrill writes each block on its own lines of one file, so a
+        # block ending in a backslash continues onto an empty line: add it.
+        exec(compile(textwrap.dedent(src.lstrip("\n")) + "\n", "line %d" % line, "exec"), globals())
     except AssertionError as e:
         print("line %d: assertion failed: %s" % (line, e))
         sys.exit(1)

@@ -385,7 +385,12 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking)
   SocketId s = f.sock;
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(0);
-  return run(blocking, [r, s, want, engine_flags, blocking, sent](Time now) -> Attempt {
+  auto waited = std::make_shared<bool>(false);
+  return run(blocking, [r, s, want, engine_flags, blocking, sent, waited](Time now) -> Attempt {
+    // A blocked writer sleeps in sk_stream_wait_memory until
+    // sk_stream_write_space wakes it, i.e. until poll() reports POLLOUT
+    // (or an error/hang-up), not as soon as one byte would fit.
+    if (*waited && !(r->stack_->poll(s) & (ev::OUT | ev::ERR | ev::HUP))) return blocked();
     std::vector<uint8_t> buf(want - *sent, 0);
     auto got = r->stack_->send(now, s, buf, engine_flags);
     if (got) *sent += *got;
@@ -394,7 +399,10 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking)
       return done(from(got.error()));
     }
     if (!blocking) return done(got ? Ret{static_cast<int64_t>(*got), 0} : from(got.error()));
-    if (*sent < want) return blocked();
+    if (*sent < want) {
+      *waited = true;
+      return blocked();
+    }
     return done(Ret{static_cast<int64_t>(*sent), 0});
   });
 }
