@@ -47,11 +47,13 @@ class SendBuffer {
 // Bounded: past kMaxSkbs the two oldest are counted as one.
 class SkbLedger {
  public:
-  // Per-skb overhead. Linux's is SKB_TRUESIZE of a MAX_TCP_HEADER head in an
-  // fclone (x86_64: about 1.5-2 KB with the kmalloc rounding); gtests'
-  // blocking-write.pkt pins it between 1500 (an ACK of 35001 must not wake
-  // the writer) and 2000 (one of 36001 must), epoll_out_edge.pkt below 2000.
-  static constexpr uint32_t kSkbOverhead = 1792;
+  // Per-skb overhead: Linux's skb->truesize of an skb with no payload,
+  // SKB_TRUESIZE of the MAX_TCP_HEADER (320) head once kmalloc rounded head
+  // plus skb_shared_info up to 1 KB: 704 + sk_buff 256 + shared info 320 on
+  // x86_64. gtests pin it: blocking-write.pkt wakes the writer at the ACK of
+  // 36001, not 30001 (< 2000), epoll_out_edge.pkt's EPOLLOUT at ACK 42001
+  // and its 112000-byte write (1115..1749).
+  static constexpr uint32_t kSkbOverhead = 1280;
   static constexpr size_t kMaxSkbs = 4096;
 
   // A burst of new data [.., end) left as one skb (tcp_event_new_data_sent).
