@@ -137,11 +137,11 @@ std::vector<uint32_t> bulk_166k_slow_start(bool seed004_bug) {
   return cwnd;
 }
 
-// Linux >= 6.14 (and weir; seed 004's fix): rounds restart below
+// Linux 6.13 and later (and weir; seed 004's fix): rounds restart below
 // hystart_low_window too, so the round opened by ACK 6 (cwnd 20) takes its 8
 // samples on ACKs 6..13 and the check on ACK 14 exits at cwnd 36. The gtests
-// script asserts 40 at ACK 15 and 48 at ACK 19: it was validated on Linux 6.1,
-// whose first round only opens at cwnd 16 (ACK 4), the second on ACK 12, and
+// script asserts 40 at ACK 15 and 48 at ACK 19, as kernels before the fix (e.g. 6.1) do:
+// their first round only opens at cwnd 16 (ACK 4), the second on ACK 12, and
 // the check on ACK 20 exits at 48. Both shapes are pinned here.
 TEST(LinuxTimeline, CubicBulk166kHystartExitWithAndWithoutSeed004Fix) {
   std::vector<uint32_t> fixed = bulk_166k_slow_start(false);
