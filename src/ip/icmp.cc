@@ -61,10 +61,6 @@ IcmpMeaning classify(const wire::IcmpError& e) {
 // rt6_do_update_pmtu -> rt6_exception) so every connection to it uses it,
 // then shrink this connection at once (tcp_v4_mtu_reduced).
 void StackImpl::input_pmtu(Time now, Socket& s, uint32_t mtu, Seq32 quoted_seq) {
-  if (!s.conn->icmp_quote_in_window(quoted_seq)) {
-    counters_.inc(Counter::TcpExtOutOfWindowIcmps);  // Linux LINUX_MIB_OUTOFWINDOWICMPS
-    return;
-  }
   const IpAddr& dst = s.conn->tuple().remote.addr;
   const uint64_t evicted = pmtu_cache_.evictions();
   pmtu_cache_.learn(dst, mtu, netif_.mtu(), now);
@@ -93,6 +89,13 @@ void StackImpl::input_icmp(Time now, std::span<const uint8_t> datagram) {
   }
   Socket* s = find(it->second);
   if (!s || !s->conn) return;
+  // Linux tcp_v4_err / tcp_v6_err: whatever the type, the quoted segment must
+  // be one we sent and is not yet acknowledged, between(seq, snd_una, snd_nxt)
+  // (RFC 5927 §4.1); anything else may be forged.
+  if (!s->conn->icmp_quote_in_window(e->quoted_seq)) {
+    counters_.inc(Counter::TcpExtOutOfWindowIcmps);  // LINUX_MIB_OUTOFWINDOWICMPS
+    return;
+  }
   if (m.pmtu) {
     input_pmtu(now, *s, e->mtu, e->quoted_seq);
   } else {

@@ -55,7 +55,6 @@ class StackImpl final : public tcp::TcpEnv {
   const Counters& counters_view() const { return counters_; }
   void set_trace(TraceSink* s) { trace_ = s; }
   void set_ready(Stack::ReadyFn fn, void* ctx) { ready_fn_ = fn; ready_ctx_ = ctx; }
-  const PmtuCache& pmtu_cache() const { return pmtu_cache_; }
 
   // ---- sockets ----
   Expected<SocketId, Errc> socket(bool v6);

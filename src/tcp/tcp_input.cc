@@ -193,9 +193,13 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
   if (has_text) {
     if (rd_shut_ && orphan_ && !seg.payload.empty() &&
         (state_ == State::kFinWait1 || state_ == State::kFinWait2)) {
-      // Linux tcp_rcv_state_process: data for a closed socket draws a reset.
+      // Linux tcp_rcv_state_process: data for a closed socket draws a reset,
+      // sent by the caller as the answer to this segment (tcp_v4_do_rcv ->
+      // tcp_v4_send_reset: <SEQ=SEG.ACK><CTL=RST>), not one at SND.NXT.
       env_.counters().inc(Counter::TcpExtTCPAbortOnData);
-      abort(now, Errc::kOk);
+      env_.output(tuple_, reset_reply(tuple_, seg), {}, 0);
+      env_.counters().inc(Counter::TcpOutRsts);
+      done(now, Errc::kOk);
       return;
     }
     if (state_ == State::kEstablished || state_ == State::kFinWait1 ||

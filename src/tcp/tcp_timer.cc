@@ -49,6 +49,13 @@ void Connection::arm_rto(Time now) {
   timers_.arm(TimerKind::kRetransmit, now + rto);
 }
 
+// Our FIN went out on its own and is not acknowledged yet: Linux keeps it
+// as an skb of its own in the retransmission queue.
+bool Connection::lone_fin_in_flight() const {
+  return fin_queued_ && fin_alone_ && snd_max_ == write_seq_ + 1 && snd_.una != snd_max_ &&
+         sb_.packets_out() == 0;
+}
+
 // RFC 6298 (5.2)/(5.3): all data acknowledged stops the timer; new data
 // acknowledged restarts it (or a loss probe, RFC 8985 §7.2).
 void Connection::rearm_rto_after_ack(Time now) {
@@ -63,7 +70,11 @@ void Connection::rearm_rto_after_ack(Time now) {
 // Linux tcp_set_xmit_timer / tcp_schedule_loss_probe: a tail loss probe
 // (RFC 8985 §7.2) if allowed, never later than the RTO, else the RTO.
 void Connection::set_xmit_timer(Time now, bool after_send) {
-  if (sb_.packets_out() == 0) {
+  // A FIN sent on its own is a packet in flight (Linux tcp_send_fin queues
+  // it as an skb of its own and counts it in packets_out), so it can be
+  // probed like data (gtests user_timeout/user_timeout.pkt).
+  const uint32_t packets_out = sb_.packets_out() + (lone_fin_in_flight() ? 1 : 0);
+  if (packets_out == 0) {
     if (!timers_.armed(TimerKind::kRetransmit)) arm_rto(now);
     return;
   }
@@ -72,7 +83,7 @@ void Connection::set_xmit_timer(Time now, bool after_send) {
     rto_left = timers_.deadline(TimerKind::kRetransmit) - now;
   std::optional<Duration> srtt;
   if (rtt_.has_sample()) srtt = rtt_.srtt();
-  const auto pto = rec_.loss_probe_timeout(sb_.packets_out(), srtt, rtt_.rto_min(), rto_left);
+  const auto pto = rec_.loss_probe_timeout(packets_out, srtt, rtt_.rto_min(), rto_left);
   if (pto && backoff_ == 0) {
     timers_.retransmit_mode = RetransmitMode::kLossProbe;
     timers_.arm(TimerKind::kRetransmit, now + *pto);
@@ -85,7 +96,7 @@ void Connection::set_xmit_timer(Time now, bool after_send) {
 // RFC 8985 §7.3 / Linux tcp_send_loss_probe: new data if the window allows,
 // else the last packet again; one probe outstanding at a time.
 void Connection::on_loss_probe(Time now) {
-  if (sb_.packets_out() == 0) return;
+  if (sb_.packets_out() == 0 && !lone_fin_in_flight()) return;
   if (rec_.tlp().outstanding()) {
     arm_rto(now);
     return;
@@ -100,11 +111,11 @@ void Connection::on_loss_probe(Time now) {
     // Linux tcp_send_loss_probe: the last skb again, cut to one MSS from its
     // tail; a FIN that went out on its own is that last skb (tcp_send_fin).
     const bool fin_out = fin_queued_ && snd_max_ == write_seq_ + 1;
-    const ScoreboardEntry& last = sb_.at(sb_.size() - 1);
     if (fin_out && fin_alone_) {
       sent = send_one(now, write_seq_, 0, true, true, true);
       retrans = true;
-    } else {
+    } else if (!sb_.empty()) {
+      const ScoreboardEntry& last = sb_.at(sb_.size() - 1);
       const uint32_t plen = std::min(last.seq.len(), mss_cache_);
       const Seq32 from = last.seq.end - plen;
       if (sb_.find(from) && sb_.at(*sb_.find(from)).seq.begin == from) {
@@ -257,7 +268,12 @@ void Connection::on_rto(Time now) {
   }
   // Linux retrans_stamp: when the head was last sent before this episode,
   // so the give-up time counts from the original transmission.
-  if (retrans_stamp_.is_never()) retrans_stamp_ = sb_.empty() ? last_snd_data_ : sb_.at(0).xmit_time;
+  // A lone FIN was last sent one (backed-off) RTO ago: this timer was armed
+  // in full when it went out (on_loss_probe / send_one -> arm_rto).
+  if (retrans_stamp_.is_never())
+    retrans_stamp_ = !sb_.empty()            ? sb_.at(0).xmit_time
+                     : lone_fin_in_flight() ? now - rtt_.backed_off_rto(backoff_)
+                                            : last_snd_data_;
   // Linux tcp_retransmit_timer: tcp_retransmit_skb(head) whatever cwnd and
   // pacing say; the rest of the lost queue follows on ACKs. (Packets RACK
   // kept unmarked can fill cwnd 1, and a timeout that sends nothing would

@@ -91,18 +91,19 @@ TEST(PmtuCache, NewConnectionToSameDestinationStartsWithLearntSendMss) {
   learn_pmtu(t, a, 1000);
   EXPECT_EQ(snd_mss(t, a.s), 1000u - 40 - 12);
 
-  // The SYN still announces the interface's MSS (Linux ipv4_default_advmss);
-  // only the send MSS comes from the cached path MTU.
+  // The SYN announces the route's MSS, and the route carries the cached PMTU:
+  // Linux dst_metric_advmss -> ipv4_default_advmss(ipv4_mtu(dst) - 40),
+  // ipv4_mtu reading the exception's rt_pmtu.
   t.remote_port = 50001;
   SocketId s = *t.stack().socket();
   ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{kA, 50001}), Errc::kInProgress);
   Tx syn = t.expect_tx();
   ASSERT_TRUE(syn.h.options.mss.has_value());
-  EXPECT_EQ(*syn.h.options.mss, 1460u);
+  EXPECT_EQ(*syn.h.options.mss, 1000u - 40);
   t.clear_tx();
   auto info = *t.stack().tcp_info(s);
   EXPECT_EQ(info.tcpi_pmtu, 1000u);
-  EXPECT_EQ(info.tcpi_advmss, 1460u);
+  EXPECT_EQ(info.tcpi_advmss, 1000u - 40);
 
   Peer b = open_to(t, kA, 50002);
   use(t, b);
@@ -285,6 +286,128 @@ TEST(PmtuCache, Ipv6PacketTooBigIsSharedPerDestinationAndClampedTo1280) {
   t.remote = *IpAddr::parse("fd00::3");
   SocketId c = t.passive_open();
   EXPECT_EQ(snd_mss(t, c), 1500u - 40 - 20 - 12);
+}
+
+// An IPv6 destination with a cached PMTU of 1400: the SYN advertises
+// 1400 - 60 (Linux ip6_default_advmss over the exception's RTAX_MTU) and data
+// goes out in segments of 1340 less the timestamp option.
+TEST(PmtuCache, Ipv6CachedPmtuSetsSynMssAndSendMss) {
+  Harness t;
+  t.local = *IpAddr::parse("fd00::1");
+  t.remote = *IpAddr::parse("fd00::2");
+  t.stack().add_address(t.local);
+  t.listener = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, 8080}), Errc::kOk);
+  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 8), Errc::kOk);
+  SocketId a = t.passive_open();
+  std::vector<uint8_t> d(1428, 1);
+  t.stack().send(t.now(), a, d);
+  Tx first = t.expect_tx();
+  t.inject_bytes(packet_too_big6(first, 1400));
+  ASSERT_EQ(t.stack().tcp_info(a)->tcpi_pmtu, 1400u);
+  t.inject(ACK, 1, 1 + 1428);
+  t.clear_tx();
+
+  t.remote_port = 50001;
+  SocketId s = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, 50001}), Errc::kInProgress);
+  Tx syn = t.expect_tx();
+  ASSERT_TRUE(syn.h.options.mss.has_value());
+  EXPECT_EQ(*syn.h.options.mss, 1400u - 60);
+  EXPECT_EQ(t.stack().tcp_info(s)->tcpi_advmss, 1400u - 60);
+  // The peer offers more (1440); the path bounds the send MSS.
+  t.iss_ = syn.h.seq;
+  t.local_port = syn.h.src_port;
+  wire::TcpHeader h;
+  h.src_port = t.remote_port;
+  h.dst_port = t.local_port;
+  h.seq = t.peer_isn_;
+  h.ack = t.iss_ + 1;
+  h.flags = SYN | ACK;
+  h.window = 65535;
+  t.build_syn_options(h.options, PeerOpts{.mss = 1440});
+  t.inject_raw(h);
+  t.expect_tx();
+  EXPECT_EQ(snd_mss(t, s), 1400u - 60 - 12);
+  std::vector<uint8_t> big(4000, 2);
+  t.stack().send(t.now(), s, big);
+  Tx x = t.expect_tx();
+  EXPECT_EQ(x.payload.size(), 1400u - 60 - 12);
+  EXPECT_EQ(x.ip.version, 6);
+}
+
+// The interface MTU is advertised when nothing is cached (and the floor of
+// ip6_rt_min_advmss, 1220, never lets a small link lower it further).
+TEST(PmtuCache, Ipv6WithoutCachedPmtuAdvertisesInterfaceMss) {
+  Harness t(StackConfig{}, 1300);
+  t.local = *IpAddr::parse("fd00::1");
+  t.remote = *IpAddr::parse("fd00::2");
+  t.stack().add_address(t.local);
+  SocketId s = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, 50001}), Errc::kInProgress);
+  Tx syn = t.expect_tx();
+  ASSERT_TRUE(syn.h.options.mss.has_value());
+  EXPECT_EQ(*syn.h.options.mss, 1240u);  // 1300 - 40 - 20
+}
+
+// Linux tcp_v4_err: between(seq, snd_una, snd_nxt), both ends included.
+TEST(IcmpQuote, SeqAtSndNxtAndAtSndUnaAccepted) {
+  Harness t;
+  Peer a = open_to(t, kA, 50000);
+  use(t, a);
+  std::vector<uint8_t> d(1448 * 2, 7);
+  t.stack().send(t.now(), a.s, d);
+  Tx first = t.expect_tx();
+  t.clear_tx();
+  Tx at_nxt = first;
+  at_nxt.h.seq = first.h.seq + 1448 * 2;  // SND.NXT exactly
+  t.inject_bytes(frag_needed(at_nxt, 1200));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtOutOfWindowIcmps), 0u);
+  EXPECT_EQ(t.stack().tcp_info(a.s)->tcpi_pmtu, 1200u);
+  t.clear_tx();
+  t.inject_bytes(frag_needed(first, 1100));  // SND.UNA exactly
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtOutOfWindowIcmps), 0u);
+  EXPECT_EQ(t.stack().tcp_info(a.s)->tcpi_pmtu, 1100u);
+}
+
+TEST(IcmpQuote, SeqJustOutsideEitherEdgeRejectedAndCounted) {
+  Harness t;
+  Peer a = open_to(t, kA, 50000);
+  use(t, a);
+  std::vector<uint8_t> d(1448 * 2, 7);
+  t.stack().send(t.now(), a.s, d);
+  Tx first = t.expect_tx();
+  t.clear_tx();
+  Tx past = first;
+  past.h.seq = first.h.seq + 1448 * 2 + 1;  // SND.NXT + 1
+  t.inject_bytes(frag_needed(past, 1200));
+  Tx before = first;
+  before.h.seq = first.h.seq - 1;  // SND.UNA - 1
+  t.inject_bytes(frag_needed(before, 1200));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtOutOfWindowIcmps), 2u);
+  EXPECT_EQ(t.stack().tcp_info(a.s)->tcpi_pmtu, 1500u);
+}
+
+// Host unreachable (type 3 code 1) goes through the same check: outside the
+// window it is counted, not recorded as the connection's soft error.
+TEST(IcmpQuote, UnreachableOutsideWindowCountedAsOutOfWindow) {
+  Harness t;
+  Peer a = open_to(t, kA, 50000);
+  use(t, a);
+  std::vector<uint8_t> d(100, 7);
+  t.stack().send(t.now(), a.s, d);
+  Tx first = t.expect_tx();
+  Tx past = first;
+  past.h.seq = first.h.seq + 101;  // SND.NXT + 1
+  std::vector<uint8_t> icmp = frag_needed(past, 0);
+  icmp[20] = 3;
+  icmp[21] = 1;  // host unreachable; checksum fixed below
+  icmp[22] = icmp[23] = 0;
+  const uint16_t c = wire::csum_fold(wire::csum_partial(std::span(icmp).subspan(20)));
+  icmp[22] = static_cast<uint8_t>(c >> 8);
+  icmp[23] = static_cast<uint8_t>(c);
+  t.inject_bytes(icmp);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtOutOfWindowIcmps), 1u);
 }
 
 // The table itself: bounded, oldest evicted first, only lowering.
