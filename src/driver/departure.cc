@@ -16,14 +16,11 @@ std::string_view late_cause_name(LateCause c) {
 }
 
 LateCause classify_late(Time due, const DepartureContext& ctx) {
-  // The thread cannot start a write while another one is in progress: if
-  // the earlier write returned after this packet was due, it held it.
+  if (due >= ctx.wait_start && due < ctx.wait_end)
+    return ctx.slept ? LateCause::kWakeSleep : LateCause::kWakeSpin;
+  // Due while the thread was working: a write returning after `due` held it.
   if (ctx.prev_write_end > due) return LateCause::kWrite;
-  if (due >= ctx.noticed) {
-    // Due after the thread looked: only what it did since then delays it.
-    return ctx.phase == DepartureContext::Phase::kRead ? LateCause::kRead : LateCause::kOther;
-  }
-  return ctx.slept ? LateCause::kWakeSleep : LateCause::kWakeSpin;
+  return ctx.phase == DepartureContext::Phase::kRead ? LateCause::kRead : LateCause::kOther;
 }
 
 void DepartureRecord::add(Time due, Time start, Time end, const DepartureContext& ctx) {

@@ -19,31 +19,35 @@ enum class LateCause : uint8_t {
   kWrite,      // due while the thread was writing an earlier packet to the TUN
                // device (the write runs the receiving stack's input path)
   kRead,       // due while the thread was reading a batch from the device
-  kWakeSleep,  // due before the thread woke: the timer (or a packet's arrival)
-               // woke it after the time, the spin window did not cover it
-  kWakeSpin,   // due before the thread noticed although it was busy-polling:
-               // preempted, or a poll round took that long
-  kOther,      // noticed in time, but the write started late anyway (the
-               // loop's own work, or preemption right before the write)
+  kWakeSleep,  // due while the thread slept, and it woke after the time: the
+               // spin window did not cover the timer's lateness
+  kWakeSpin,   // due while the thread was busy-polling, and the poll returned
+               // late: the thread was preempted
+  kOther,      // due while the thread was working, neither writing nor
+               // reading (the loop's own work, or preemption between steps)
 };
 inline constexpr size_t kLateCauses = 5;
 std::string_view late_cause_name(LateCause c);
 
-// What the forwarding thread was doing when it ran the link up to "now".
+// What the forwarding thread was doing when it ran the link up to "now":
+// its last wait (epoll, sleeping or polling) and its last write.
 struct DepartureContext {
   enum class Phase : uint8_t { kTimer, kRead } phase = Phase::kTimer;
-  // kTimer: when the reactor saw the deadline had passed; kRead: when the
-  // thread started reading this batch.
-  Time noticed = Time::from_ns(0);
-  // Whether the wait before this round slept (timerfd or a blocking epoll)
-  // rather than polled.
+  Time wait_start = Time::from_ns(0);
+  Time wait_end = Time::from_ns(0);
+  // Whether that wait could sleep (timerfd or a blocking epoll) rather
+  // than poll.
   bool slept = true;
   // When the previous TUN write of this thread returned.
   Time prev_write_end = Time::from_ns(0);
 };
 
-// The step that held back a packet due at `due` (its write began late). Precedence: a write in progress at `due` explains the delay
-// whatever else happened; then a read in progress; then a late wake-up.
+// The step that held back a late packet due at `due`: what the thread was
+// doing at `due`. Waiting: the wait ended late (a late wake-up, or a
+// preempted poll). Working: a write still running at `due`, else the batch
+// read, else the loop itself. So the packets that piled up during a stall
+// are all blamed on the stall, and only those that fell due while the
+// backlog was being written on the writes.
 LateCause classify_late(Time due, const DepartureContext& ctx);
 
 // Departure lateness split by cause (only packets later than the limit are

@@ -153,7 +153,9 @@ int Reactor::run() {
       arm_timerfd(deadline_.is_never() ? deadline_ : deadline_ - spin);
     }
     slept_ = timeout != 0;
+    wait_start_ = mono_now();
     int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
+    wait_end_ = mono_now();
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;

@@ -80,6 +80,8 @@ class Reactor {
   // Whether the last wait slept (timerfd or blocking epoll) rather than
   // polled: tells a late wake-up from a preempted busy-poll.
   bool last_wait_slept() const { return slept_; }
+  Time last_wait_start() const { return wait_start_; }
+  Time last_wait_end() const { return wait_end_; }
 
  private:
   void arm_timerfd(Time t);
@@ -97,6 +99,8 @@ class Reactor {
   SpinWindow spin_;
   bool stopped_ = false;
   bool slept_ = true;
+  Time wait_start_ = Time::from_ns(0);
+  Time wait_end_ = Time::from_ns(0);
   ReactorStats st_;
 };
 

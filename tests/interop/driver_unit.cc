@@ -283,42 +283,42 @@ TEST(SpinWindow, NeverExceedsTheCapAndZeroMeansNoSpinning) {
 
 Time at_us(int64_t us) { return Time::from_ns(us * 1000); }
 
-TEST(Departure, AWriteStillRunningAtTheDueTimeIsBlamedFirst) {
-  // Due at 100 while the previous write ran until 130: the write held it,
-  // even though the thread also noticed late.
-  DepartureContext c{DepartureContext::Phase::kTimer, at_us(120), true, at_us(130)};
-  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWrite);
-  c.prev_write_end = at_us(90);
+TEST(Departure, DueWhileWaitingIsBlamedOnTheWaitEvenBehindABacklogOfWrites) {
+  // Slept from 0 to 300 (woke late), due at 100: the wake-up, although by
+  // the time this packet was written the backlog's earlier writes had run
+  // past its due time too.
+  using P = DepartureContext::Phase;
+  DepartureContext c{P::kTimer, at_us(0), at_us(300), true, at_us(340)};
   EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSleep);
-}
-
-TEST(Departure, LateNoticeIsAWakeUpOrAPreemptedSpinDependingOnHowTheThreadWaited) {
-  DepartureContext c{DepartureContext::Phase::kTimer, at_us(200), true, at_us(0)};
-  EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSleep);
-  c.slept = false;
+  c.slept = false;  // the same with a poll that returned late: preempted
   EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSpin);
-  // A batch read entered after the packet was due: the thread came late to
-  // the device, the read did not hold it.
-  c.phase = DepartureContext::Phase::kRead;
+  // A batch read entered after a late wake-up: the wait, not the read.
+  c.phase = P::kRead;
   EXPECT_EQ(classify_late(at_us(100), c), LateCause::kWakeSpin);
 }
 
-TEST(Departure, DueAfterTheThreadLookedIsTheReadOrTheLoopsOwnWork) {
-  DepartureContext c{DepartureContext::Phase::kRead, at_us(100), false, at_us(50)};
-  EXPECT_EQ(classify_late(at_us(120), c), LateCause::kRead);
-  c.phase = DepartureContext::Phase::kTimer;
-  EXPECT_EQ(classify_late(at_us(120), c), LateCause::kOther);
+TEST(Departure, DueWhileWorkingIsTheWriteInProgressElseTheReadElseTheLoop) {
+  using P = DepartureContext::Phase;
+  // Awake since 300; due at 320 while a write ran until 340.
+  DepartureContext c{P::kTimer, at_us(0), at_us(300), true, at_us(340)};
+  EXPECT_EQ(classify_late(at_us(320), c), LateCause::kWrite);
+  // No write running at 320.
+  c.prev_write_end = at_us(310);
+  EXPECT_EQ(classify_late(at_us(320), c), LateCause::kOther);
+  c.phase = P::kRead;
+  EXPECT_EQ(classify_late(at_us(320), c), LateCause::kRead);
 }
 
 TEST(Departure, RecordBlamesOnlyPacketsBeyondTheLimitAndTimesEveryWrite) {
   DepartureRecord r(Duration::us(50));
-  DepartureContext c{DepartureContext::Phase::kTimer, at_us(1000), true, at_us(0)};
+  DepartureContext c{DepartureContext::Phase::kTimer, at_us(0), at_us(900), true, at_us(0)};
   r.add(at_us(990), at_us(1010), at_us(1030), c);  // 20 us late: on time
   c.prev_write_end = at_us(1030);
   r.add(at_us(1000), at_us(1070), at_us(1080), c);  // 70 us late, behind the write
   EXPECT_EQ(r.all().count(), 2u);
   EXPECT_EQ(r.late(LateCause::kWrite).count(), 1u);
   EXPECT_EQ(r.late(LateCause::kWakeSleep).count(), 0u);
+  EXPECT_EQ(r.late(LateCause::kOther).count(), 0u);
   EXPECT_EQ(r.write_time().max(), Duration::us(20));
   DepartureRecord other;
   other.merge(r);

@@ -219,7 +219,8 @@ class Direction {
     (void)rx_.watch(from_.fd(), EPOLLIN, [&](uint32_t) { read_batch(args.batch); });
     (void)rx_.watch(stop_fd, EPOLLIN, [&](uint32_t) { rx_.stop(); });
     rx_.on_timer([&](Time now) {
-      ctx_ = {DepartureContext::Phase::kTimer, now, rx_.last_wait_slept(), ctx_.prev_write_end};
+      ctx_ = {DepartureContext::Phase::kTimer, rx_.last_wait_start(), rx_.last_wait_end(), rx_.last_wait_slept(),
+              ctx_.prev_write_end};
       loop_.run_until(now);
       rx_.set_deadline(loop_.next_time());
     });
@@ -230,7 +231,8 @@ class Direction {
   // link as it is read; departures that fall due between two reads leave
   // between them (a read costs a few microseconds, a batch up to hundreds).
   void read_batch(size_t max) {
-    ctx_ = {DepartureContext::Phase::kRead, driver::mono_now(), rx_.last_wait_slept(), ctx_.prev_write_end};
+    ctx_ = {DepartureContext::Phase::kRead, rx_.last_wait_start(), rx_.last_wait_end(), rx_.last_wait_slept(),
+            ctx_.prev_write_end};
     size_t n = 0;
     for (; n < max; ++n) {
       long r = from_.read_one(buf_);
