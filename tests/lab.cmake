@@ -15,3 +15,12 @@ if(TARGET weir_cli AND TARGET weir_sim)
     set_tests_properties(sim_pcap_decodes_as_tcp PROPERTIES LABELS lab TIMEOUT 120)
   endif()
 endif()
+# The long scenario sets (not run by `weir lab`): every file must load.
+if(TARGET weir_cli AND TARGET weir_sim)
+  add_test(NAME lab_fairness_scenarios_load
+    COMMAND weir_cli lab --check --scenarios ${PROJECT_SOURCE_DIR}/scenarios/fairness)
+  set_tests_properties(lab_fairness_scenarios_load PROPERTIES LABELS lab TIMEOUT 60)
+  add_test(NAME lab_grid_scenario_loads
+    COMMAND weir_cli lab --check --scenarios ${PROJECT_SOURCE_DIR}/scenarios/grid)
+  set_tests_properties(lab_grid_scenario_loads PROPERTIES LABELS lab TIMEOUT 60)
+endif()

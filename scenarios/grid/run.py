@@ -103,16 +103,48 @@ def run_cell(weir, base, out, algo, rate, rtt, buf, collect=False):
 REASONS = {0: "-", 1: "train", 2: "delay", 3: "loss", 4: "css"}
 
 
+def read_md(path):
+    """Rows of an earlier table (this script's own --md output), keyed by cell.
+
+    A row's `run` column says which run it came from; tables written before
+    that column existed are labelled "s2" (rows before the first '## '
+    heading: the 30 Nov 06:10 run) and "s3" (rows after it). A measured row
+    wins over an 'error: not run' row of the same cell."""
+    rows, label = {}, "s2"
+    reasons = {v: k for k, v in REASONS.items()}
+    for line in open(path):
+        if line.startswith("## "):
+            label = "s3"
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(c) < 5 or not c[1].isdigit():
+            continue
+        buf = float(c[3])
+        buf = int(buf) if buf.is_integer() else buf
+        key = (c[0], int(c[1]), int(c[2]), float(buf))
+        r = {"algo": c[0], "rate": int(c[1]), "rtt": int(c[2]), "buf": buf, "run": label}
+        if c[4].startswith("error"):
+            r["error"] = c[4][len("error: "):]
+        else:
+            if len(c) > 12:
+                r["run"] = c[12]
+            r.update({"bdp": float(c[4]), "exit_cwnd": float(c[5]), "exit_frac": float(c[6]),
+                      "exit_reason": reasons.get(c[7], 0), "ss_retx": int(c[8]), "retx": int(c[9]),
+                      "goodput": float(c[10]), "util": float(c[11].rstrip("%")) / 100})
+        if key not in rows or "error" in rows[key]:
+            rows[key] = r
+    return rows
+
+
 def table(rows):
-    out = ["| algorithm | rate | RTT | buffer | BDP pkts | ss exit cwnd | exit / BDP | exit by | retx in ss | retx total | goodput Mbit/s | of rate |",
-           "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+    out = ["| algorithm | rate | RTT | buffer | BDP pkts | ss exit cwnd | exit / BDP | exit by | retx in ss | retx total | goodput Mbit/s | of rate | run |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
             out.append(f"| {r['algo']} | {r['rate']} | {r['rtt']} | {r['buf']} | error: {r['error']} |")
             continue
-        out.append(f"| {r['algo']} | {r['rate']} | {r['rtt']} | {r['buf']} | {r['bdp']:.0f} | {r['exit_cwnd']} | "
+        out.append(f"| {r['algo']} | {r['rate']} | {r['rtt']} | {r['buf']} | {r['bdp']:.0f} | {r['exit_cwnd']:.0f} | "
                    f"{r['exit_frac']:.2f} | {REASONS.get(r['exit_reason'], '?')} | {r['ss_retx']} | {r['retx']} | "
-                   f"{r['goodput']:.1f} | {r['util']:.0%} |")
+                   f"{r['goodput']:.1f} | {r['util']:.0%} | {r.get('run', '')} |")
     return "\n".join(out) + "\n"
 
 
@@ -166,6 +198,9 @@ def main():
     ap.add_argument("--rates", default=",".join(map(str, RATES)))
     ap.add_argument("--algos", default=",".join(ALGOS))
     ap.add_argument("--collect", action="store_true", help="tabulate existing outputs, run nothing")
+    ap.add_argument("--merge", help="an earlier --md table: cells not run (or not found with --collect) "
+                    "are taken from it")
+    ap.add_argument("--label", default="", help="run label for the cells measured now (the table's run column)")
     ap.add_argument("--md")
     ap.add_argument("--svg")
     a = ap.parse_args()
@@ -174,6 +209,14 @@ def main():
     cells = [(al, ra, rt, bu) for ra in rates for rt in RTTS for bu in BUFFERS for al in algos]
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         rows = list(ex.map(lambda c: run_cell(a.weir, a.base, a.out, *c, collect=a.collect), cells))
+    for r in rows:
+        r.setdefault("run", a.label)
+    if a.merge:
+        old = read_md(a.merge)
+        fresh = {(r["algo"], r["rate"], r["rtt"], float(r["buf"])): r for r in rows if "error" not in r}
+        for k, r in old.items():
+            fresh.setdefault(k, r)
+        rows = list(fresh.values())
     rows.sort(key=lambda r: (list(ALGOS).index(r["algo"]), r["rate"], r["rtt"], r["buf"]))
     json.dump(rows, open(os.path.join(a.out, "grid.json"), "w"), indent=1)
     md = table(rows)

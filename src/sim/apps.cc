@@ -273,6 +273,7 @@ void ReceiverApp::consume(Time now, const uint8_t* data, size_t n) {
   st_.bytes_read += n;
   if (spec_.delivered_at > Duration::zero() && now <= st_.start + spec_.delivered_at)
     st_.delivered_at_mark = st_.bytes_read;
+  if (now < spec_.window_start) st_.bytes_before_window = st_.bytes_read;
   auto& pr = st_.read_progress;
   if (pr.size() < kMaxProgressPoints && (pr.empty() || now - pr.back().first >= Duration::ms(1)))
     pr.emplace_back(now, st_.bytes_read);

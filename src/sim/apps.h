@@ -28,6 +28,7 @@ struct FlowStats {
   bool completed = false;       // receiver read everything and saw EOF (bulk) / all responses (rr)
   Time completed_at;
   uint64_t delivered_at_mark = 0;  // bytes read by start + delivered_at
+  uint64_t bytes_before_window = 0;  // bytes read before the scenario's measure_from
   std::vector<std::pair<Time, uint64_t>> read_progress;  // (time, total bytes read), thinned
   std::vector<Duration> rr_latency;
   std::optional<TcpInfo> sender_info;  // taken at the end of the run

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,13 @@ void flow_metrics(RunResult& r, const FlowView& f, Time end) {
     m[p + "rtt_min_ms"] = static_cast<double>(w.rtt_min.ns()) / 1e6;
     m[p + "rtt_avg_ms"] = w.rtt_sum_ns / static_cast<double>(w.rtt_samples) / 1e6;
     m[p + "rtt_max_ms"] = static_cast<double>(w.rtt_max.ns()) / 1e6;
+  }
+  if (f.spec->window_start > Time::zero()) {
+    // Goodput from the scenario's measure_from (or the flow's later start) on.
+    Time from = std::max(f.spec->window_start, st.start);
+    double w = stop > from ? (stop - from).secs() : 0;
+    m[p + "window_goodput_mbps"] =
+        w > 0 ? static_cast<double>(st.bytes_read - st.bytes_before_window) * 8 / w / 1e6 : 0;
   }
   if (f.spec->delivered_at > Duration::zero()) m[p + "delivered_at_bytes"] = static_cast<double>(st.delivered_at_mark);
   if (f.spec->reader_rate_bps > 0)
@@ -126,6 +134,45 @@ void mathis(RunResult& r) {
   r.metrics[pre + "mathis_ratio"] = r.metrics[pre + "goodput_mbps"] / bound;
 }
 
+// Fairness between bulk flows, over window goodputs when the scenario has
+// `measure_from`, else over whole-run goodputs: the slowest flow against the
+// mean (a starved flow shows as a ratio near 0), and per group (flows with
+// the same `group`, by default the same `cc`) the group's summed goodput, its
+// share of the total and Jain's index within it.
+void fairness_metrics(RunResult& r) {
+  auto& m = r.metrics;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> groups;
+  bool window = false;
+  for (const auto& f : r.flows) {
+    if (f.spec->kind != AppKind::kBulk) continue;
+    const std::string p = fmt::format("flow.{}.", f.id);
+    auto it = m.find(p + "window_goodput_mbps");
+    window = it != m.end();
+    double g = window ? it->second : m[p + "goodput_mbps"];
+    all.push_back(g);
+    if (!f.spec->group.empty()) groups[f.spec->group].push_back(g);
+  }
+  if (all.size() < 2) return;
+  double total = 0;
+  for (double g : all) total += g;
+  if (window) {
+    m["window_jain_index"] = jain_index(all);
+    m["window_total_goodput_mbps"] = total;
+  }
+  double mean = total / static_cast<double>(all.size());
+  m["min_flow_ratio"] = mean > 0 ? *std::min_element(all.begin(), all.end()) / mean : 0;
+  for (const auto& [name, g] : groups) {
+    const std::string p = "group." + name + ".";
+    double sum = 0;
+    for (double v : g) sum += v;
+    m[p + "flows"] = static_cast<double>(g.size());
+    m[p + "goodput_mbps"] = sum;
+    m[p + "share"] = total > 0 ? sum / total : 0;
+    if (g.size() > 1) m[p + "jain_index"] = jain_index(g);
+  }
+}
+
 }  // namespace
 
 const char* hystart_reason_name(uint64_t reason) {
@@ -174,6 +221,7 @@ void compute_run_metrics(RunResult& r, Time end) {
   m["bytes_beyond_wnd"] = beyond;
   m["payload_errors"] = errors;
   if (goodputs.size() > 1) m["jain_index"] = jain_index(goodputs);
+  fairness_metrics(r);
   m["sim_s"] = r.simulated.secs();
   m["events"] = static_cast<double>(r.events);
   for (const auto& l : r.links) {

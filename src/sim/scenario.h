@@ -40,6 +40,10 @@ struct FlowSpec {
   uint64_t response = 1000;
   uint32_t transactions = 10;
   Duration delivered_at;       // also report bytes delivered by start + this
+  // Fairness: flows with the same group are summed and compared
+  // (group.<name>.share, group.<name>.jain_index); default: the flow's `cc`.
+  std::string group;
+  Time window_start;           // the scenario's `measure_from` (window_goodput_mbps)
 };
 
 struct Expectation {
@@ -55,6 +59,10 @@ struct Scenario {
   std::string description;
   std::string path;
   Duration duration = Duration::s(10);
+  // Fairness metrics (window_goodput_mbps, window_jain_index, group shares)
+  // count only bytes read from here on, after the staggered starts and the
+  // slow starts are over; zero: whole-run goodputs.
+  Duration measure_from;
   std::vector<uint64_t> seeds{1};
   Topology topology = Topology::kTwoHosts;
   int senders = 1;                      // dumbbell

@@ -2,6 +2,7 @@
 // getter so that a wrong type or a bad unit names the file, line and column
 // and the type that was expected; unknown keys are errors too (a typo must
 // not silently run a different experiment).
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <fstream>
@@ -228,10 +229,20 @@ void read_host(Reader& r, const toml::table& t, const std::string& pf, HostSpec&
   }
 }
 
-void read_flow(Reader& r, const toml::table& t, const std::string& pf, FlowSpec& f, int* count) {
+// A group name becomes part of metric names (group.<name>.share), which
+// expectations parse as [A-Za-z0-9_.]: only letters, digits and '_'.
+bool metric_word(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// `count` replicates the flow; `start_step` staggers the replicas' starts.
+void read_flow(Reader& r, const toml::table& t, const std::string& pf, FlowSpec& f, int* count,
+               Duration* start_step) {
   r.check_keys(t, pf, {"kind", "sender", "start", "bytes", "duration", "records", "write_size",
                        "reader_rate", "reader_chunk", "sndbuf", "rcvbuf", "cc", "request", "response",
-                       "transactions", "delivered_at", "count"});
+                       "transactions", "delivered_at", "count", "start_step", "group"});
   std::string kind;
   r.string(t, pf, "kind", kind);
   if (kind == "rr" || kind == "request-response") f.kind = AppKind::kRequestResponse;
@@ -268,6 +279,11 @@ void read_flow(Reader& r, const toml::table& t, const std::string& pf, FlowSpec&
   r.integer(t, pf, "transactions", f.transactions);
   r.duration(t, pf, "delivered_at", f.delivered_at);
   r.integer(t, pf, "count", *count);
+  r.duration(t, pf, "start_step", *start_step);
+  r.string(t, pf, "group", f.group);
+  if (t.get("group") && !metric_word(f.group))
+    r.error(*t.get("group"), pf + "group", "expected a name of letters, digits and '_'");
+  if (f.group.empty() && metric_word(f.cc)) f.group = f.cc;
   if (f.kind == AppKind::kBulk && f.bytes == 0 && f.send_for == Duration::zero())
     r.error(t, pf.substr(0, pf.size() - 1), "a bulk flow needs `bytes` or `duration`");
 }
@@ -285,10 +301,12 @@ void read_flows(Reader& r, const toml::table& root, Scenario& sc) {
     }
     FlowSpec f;
     int count = 1;
-    read_flow(r, *n.as_table(), pf, f, &count);
+    Duration step;
+    read_flow(r, *n.as_table(), pf, f, &count, &step);
     for (int k = 0; k < count; ++k) {
       FlowSpec c = f;
       c.id = id++;
+      c.start = f.start + step * k;
       if (count > 1) c.sender = (f.sender + k) % std::max(1, sc.senders);
       sc.flows.push_back(c);
     }
@@ -380,7 +398,8 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
   Scenario sc;
   sc.path = path;
   r.check_keys(root, "", {"name", "description", "note", "duration", "seed", "seeds", "topology", "link",
-                          "host", "flow", "expect", "baseline", "wedged_ratio", "trace", "capture"});
+                          "host", "flow", "expect", "baseline", "wedged_ratio", "trace", "capture",
+                          "measure_from"});
   r.string(root, "", "name", sc.name);
   r.string(root, "", "description", sc.description);
   r.string(root, "", "note", sc.note);
@@ -412,6 +431,10 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
       if (const toml::table* t = r.table(*h, "host.", k)) read_host(r, *t, fmt::format("host.{}.", k), sc.server);
   }
   read_flows(r, root, sc);
+  r.duration(root, "", "measure_from", sc.measure_from);
+  if (root.get("measure_from") && sc.measure_from >= sc.duration)
+    r.error(*root.get("measure_from"), "measure_from", "must be before the end of the run (`duration`)");
+  for (auto& f : sc.flows) f.window_start = Time::zero() + sc.measure_from;
   read_expectations(r, root, sc);
   if (const toml::table* b = r.table(root, "", "baseline")) {
     r.check_keys(*b, "baseline.", {"set"});
@@ -460,7 +483,11 @@ Expected<std::vector<uint64_t>, std::string> parse_seed_list(std::string_view s)
     if (dots != std::string_view::npos) {
       if (!num(item.substr(0, dots), &a) || !num(item.substr(dots + 2), &b) || b < a || b - a > 100000)
         return Unexpected(fmt::format("'{}': expected a seed range like 1..12", item));
-      for (uint64_t v = a; v <= b; ++v) out.push_back(v);
+      // Stop at b itself: `v <= b` never fails when b is the largest uint64_t.
+      for (uint64_t v = a;; ++v) {
+        out.push_back(v);
+        if (v == b) break;
+      }
     } else {
       if (!num(item, &a)) return Unexpected(fmt::format("'{}': expected a seed (integer)", item));
       out.push_back(a);

@@ -33,6 +33,7 @@ struct LabArgs {
   std::string dir;
   std::vector<std::string> only;
   bool strict = false;
+  bool check = false;      // --check: load every scenario, run nothing
   uint64_t soak = 0;       // --soak N: the randomized integrity soak instead of the scenarios
   uint64_t soak_seed = 1;  // first seed
   bool verbose = false;
@@ -99,7 +100,7 @@ int run_lab(const LabArgs& a) {
     return 2;
   }
   std::sort(files.begin(), files.end());
-  fs::create_directories(a.out, ec);
+  if (!a.check) fs::create_directories(a.out, ec);
   sim::ProgressBar bar;
   std::vector<Row> rows;
   int failed = 0, broken = 0;
@@ -115,6 +116,11 @@ int run_lab(const LabArgs& a) {
       continue;
     }
     if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), sc->name) == a.only.end()) continue;
+    if (a.check) {
+      std::printf("%s", fmt::format("{}: loads ({} flows, {} expectations)\n", f.string(), sc->flows.size(),
+                                    sc->expects.size()).c_str());
+      continue;
+    }
     fs::path out = fs::path(a.out) / sc->name;
     fs::create_directories(out, ec);
     sim::RunOptions opt;
@@ -139,6 +145,7 @@ int run_lab(const LabArgs& a) {
                          sc->description, res.pass() ? "PASS" : "FAIL");
     lab.push_back({{"scenario", sc->name}, {"pass", res.pass()}, {"summary", sc->name + "/summary.json"}});
   }
+  if (a.check) return broken ? 2 : 0;
   size_t w = 8;
   for (const auto& r : rows) w = std::max(w, r.scenario.size());
   std::printf("%s", fmt::format("{:<{}}  {:<46} {:>12}  {}\n", "scenario", w, "expectation", "measured", "result").c_str());
@@ -165,6 +172,7 @@ Register reg("lab", [](CLI::App& app) -> std::function<int()> {
   app.add_option("--scenarios", a->dir, "scenario directory (default: ./scenarios or the source tree's)");
   app.add_option("--only", a->only, "run only these scenarios (by name)");
   app.add_flag("--strict", a->strict, "exit 1 when any expectation fails");
+  app.add_flag("--check", a->check, "only load every scenario (exit 2 if one does not), run nothing");
   app.add_option("--soak", a->soak, "run the randomized integrity soak over N seeds instead (exit 1 on a failure)");
   app.add_option("--seed", a->soak_seed, "first soak seed (default 1)");
   app.add_flag("-v,--verbose", a->verbose, "soak: print every run, not only failures");
