@@ -212,24 +212,85 @@ double repeat_loss(const LinkConfig& l) {
   return std::min(1.0, bad_again + l.corrupt);
 }
 
-// Expected seconds spent in one timeout episode when each retransmission
-// (and its ACK) fails with chance q: RTO t0 doubling per attempt, capped at
-// Linux's TCP_RTO_MAX of 120 s (the sum PFTK's f(p) approximates to 64 t0).
-double timeout_episode_s(double q, double t0) {
-  double total = 0, reach = 1, rto = t0;
-  for (int k = 0; k < 64 && reach > 1e-9; ++k) {
-    total += reach * rto;
-    reach *= q;
-    rto = std::min(rto * 2, 120.0);
+// The chance that a packet is overtaken by the three sent back to back
+// after it (1500 bytes apart at the link's fast rate), when each takes its own
+// uniform jitter in [-J, J]: the soak's links reorder by jitter as netem does
+// (LinkConfig::jitter_reorder). Integrated numerically over the packet's own
+// jitter x: P = E[prod_k F(x - k tau)], F the jitter's distribution.
+double jitter_overtaken_by_three(const LinkConfig& l) {
+  if (l.jitter <= Duration::zero() || !l.jitter_reorder || l.rate_bps == 0) return 0;
+  const double j = l.jitter.secs(), tau = 1500.0 * 8 / static_cast<double>(l.rate_bps);
+  auto cdf = [j](double y) { return std::clamp((y + j) / (2 * j), 0.0, 1.0); };
+  constexpr int kSteps = 2000;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const double x = -j + 2 * j * (i + 0.5) / kSteps;
+    sum += cdf(x - tau) * cdf(x - 2 * tau) * cdf(x - 3 * tau);
+  }
+  return sum / kSteps;
+}
+
+// How an episode can leave its RTO to the next one (Linux, not a model
+// choice): the doubled icsk_rto stays until a valid RTT sample runs
+// tcp_set_rto and clears icsk_backoff (tcp_ack_update_rtt; RFC 6298 (5.7)).
+struct RtoCarry {
+  double chance = 0;    // the next episode starts from what this one left
+  double log2_gain = 0; // ... times 2^log2_gain (of the RTO armed after its last retransmission)
+  double keep = 0;      // otherwise it starts from this share of this one's first RTO (at least t0)
+};
+
+// Expected seconds spent in `episodes` timeout episodes of one connection,
+// the first starting at t0, each later one starting from the RTO the one
+// before left with the chance in RtoCarry. A Markov chain on log2 of an
+// episode's first RTO, on a 1/8 grid (gains rounded up) from t0 to the
+// 120 s cap (Linux TCP_RTO_MAX); an episode fails j times with chance
+// (1 - q) q^j and lasts the sum of its RTOs (what PFTK's f(p) approximates
+// to 64 t0).
+double chained_timeouts_s(double q, double t0, RtoCarry carry, double episodes) {
+  constexpr int kSteps = 8;
+  const int cap = static_cast<int>(std::ceil(std::log2(120.0 / t0) * kSteps));
+  const int gain = static_cast<int>(std::ceil(carry.log2_gain * kSteps));
+  const int keep = carry.keep > 0 ? static_cast<int>(std::ceil(std::log2(carry.keep) * kSteps)) : -cap - 1;
+  const int n = cap + 1;
+  auto rto_at = [&](int e) { return std::min(t0 * std::exp2(static_cast<double>(e) / kSteps), 120.0); };
+  std::vector<double> len(n, 0), pi(n, 0), next(n);
+  std::vector<std::vector<std::pair<int, double>>> to_end(n);  // start e -> (end e', chance)
+  for (int e = 0; e < n; ++e) {
+    double reach = 1, elapsed = 0;
+    for (int j = 0; j < 64 && reach > 1e-9; ++j) {
+      elapsed += rto_at(e + j * kSteps);
+      const double p_end = reach * (1 - q);  // the (j+1)-th attempt succeeds
+      len[e] += p_end * elapsed;
+      to_end[e].emplace_back(std::min(e + (j + 1) * kSteps, cap), p_end);
+      reach *= q;
+    }
+  }
+  pi[0] = 1;
+  double total = 0;
+  for (int i = 0; i < static_cast<int>(std::ceil(episodes)); ++i) {
+    double mean = 0;
+    for (int e = 0; e < n; ++e) mean += pi[e] * len[e];
+    total += mean * std::min(1.0, episodes - i);  // a fractional last episode counts pro rata
+    if (carry.chance <= 0) continue;  // every episode is the first one again
+    std::fill(next.begin(), next.end(), 0.0);
+    for (int e = 0; e < n; ++e) {
+      for (const auto& [f, chance] : to_end[e]) {
+        next[std::clamp(f + gain, 0, cap)] += pi[e] * chance * carry.chance;
+        next[std::max(0, e + keep)] += pi[e] * chance * (1 - carry.chance);
+      }
+    }
+    pi = next;
   }
   return total;
 }
 
-// PFTK (Padhye et al. 1998) seconds per segment at loss p, its timeout term
-// using the expected episode above with repeat-loss chance q.
-double pftk_seg_s(double p, double q, double rtt_s, double rto_s) {
-  if (p <= 0) return 0;
-  return rtt_s * std::sqrt(2 * p / 3) + std::min(1.0, 3 * std::sqrt(3 * p / 8)) * p * timeout_episode_s(q, rto_s);
+// PFTK (Padhye et al. 1998) seconds for n segments: p_fr the rate of loss
+// indications (fast retransmits), p the rate of losses that may time out
+// (a share min(1, 3 sqrt(3p/8)) of them does), the timeouts chained above.
+double pftk_s(double n, double p_fr, double p, double q, double rtt_s, double rto_s, RtoCarry carry) {
+  double s = p_fr > 0 ? n * rtt_s * std::sqrt(2 * p_fr / 3) : 0;
+  if (p > 0) s += chained_timeouts_s(q, rto_s, carry, n * p * std::min(1.0, 3 * std::sqrt(3 * p / 8)));
+  return s;
 }
 
 }  // namespace
@@ -260,15 +321,62 @@ SoakCase make_soak_case(uint64_t seed) {
   return c;
 }
 
+namespace {
+
+// The RTO an episode leaves to the next, as Linux would (RtoCarry). An
+// episode ends with a retransmission that got through, so what follows it
+// is lost at the link's loss rate p, not at the repeat-loss chance q.
+// - timestamps: the ACK that would have cleared the backoff is lost (p);
+//   the next is a duplicate ACK for a retransmission below rcv.wup that
+//   echoes the older TSval, whose sample spans the wait (RttEcho tests) and
+//   sets the RTO to about 9/8 of it: the wait was the RTO before the last
+//   doubling, so 9/16 of the last one. That RTO is SRTT + 4 RTTVAR, not
+//   backoff, so the next episode starts high too when nothing inflates it
+//   again: RTTVAR, most of it, loses a quarter per round trip
+//   (tcp_rtt_estimator: rttvar moves to mdev_max once per flight), (3/4)^k
+//   left after the k round trips between timeouts (1 / (Q p) segments at
+//   PFTK's window W = sqrt(8 / 3p) per round trip).
+// - no timestamps: an ACK covering a retransmission gives no sample (Karn,
+//   tcp_clean_rtx_queue FLAG_RETRANS_DATA_ACKED), so the backoff survives
+//   into the next episode if the next loss comes before a never
+//   retransmitted packet is ACKed on its own; priced as the packet after the
+//   repair being lost (p). The fuller estimate, any loss among the flight
+//   retransmitted after the RTO (1 - (1 - p)^(W + 1)), gave bounds 3-5 times
+//   what the runs of 10 000 seeds need (docs/reliability.md).
+RtoCarry rto_carry(const SoakCase& c, double p) {
+  if (p <= 0) return {};
+  if (c.timestamps) {
+    const double window = std::sqrt(8 / (3 * p));
+    const double rtts_between = 1 / (p * std::min(1.0, 3 * std::sqrt(3 * p / 8)) * window);
+    return {p, std::log2(9.0 / 16.0), std::pow(0.75, rtts_between)};
+  }
+  return {p, 0};
+}
+
+}  // namespace
+
 Duration soak_bound(const SoakCase& c) {
   double p = std::max(stationary_loss(c.fwd) + c.fwd.corrupt, stationary_loss(c.rev) + c.rev.corrupt);
+  // Without SACK a packet held back long enough for three later ones to
+  // overtake it draws three duplicate ACKs and a fast retransmit (Linux
+  // tcp_time_to_recover, dupthresh 3; a Reno sender cannot tell reordering
+  // from loss until more duplicates arrive than packets are out,
+  // tcp_check_reno_reordering): for the window it is a loss indication.
+  // Held-back packets (`reorder`, holds of 1-21 ms) and jitter both do it.
+  double p_fr = p;
+  if (!c.sack) {
+    auto indications = [](const LinkConfig& l) {
+      return std::min(1.0, stationary_loss(l) + l.corrupt + l.reorder + jitter_overtaken_by_three(l));
+    };
+    p_fr = std::max(indications(c.fwd), indications(c.rev));
+  }
   double rtt = 2 * (c.fwd.delay.secs() + std::max(c.fwd.jitter, c.rev.jitter).secs());
   double ser = static_cast<double>(c.bytes_ab + c.bytes_ba) * 8 * 1.1 / static_cast<double>(c.rate_lo_bps);
   double n = static_cast<double>(std::max(c.bytes_ab, c.bytes_ba)) / 1448;
   double pauses = 2 * c.max_pauses * c.pause_max.secs();
   // A timeout is repaired when the retransmission and its ACK both arrive.
   const double q = 1 - (1 - repeat_loss(c.fwd)) * (1 - repeat_loss(c.rev));
-  double s = 10 + pauses + 4 * (ser + n * pftk_seg_s(p, q, rtt, 1.0));
+  double s = 10 + pauses + 4 * (ser + pftk_s(n, p_fr, p, q, rtt, 1.0, rto_carry(c, p)));
   return Duration::ns(static_cast<int64_t>(s * 1e9));
 }
 
