@@ -157,6 +157,44 @@ TEST(ScenarioLoad, FlowCountReplicatesAcrossDumbbellSenders) {
   EXPECT_EQ(sc->flows[4].sender, 1);
 }
 
+TEST(ScenarioLoad, StartStepStaggersReplicatedFlows) {
+  auto sc = parse_scenario(
+      "[topology]\nkind = \"dumbbell\"\nsenders = 2\n[[flow]]\nduration = \"1s\"\nstart = \"1s\"\n"
+      "count = 3\nstart_step = \"250ms\"\n",
+      "x");
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  ASSERT_EQ(sc->flows.size(), 3u);
+  EXPECT_EQ(sc->flows[0].start, Time::zero() + Duration::ms(1000));
+  EXPECT_EQ(sc->flows[1].start, Time::zero() + Duration::ms(1250));
+  EXPECT_EQ(sc->flows[2].start, Time::zero() + Duration::ms(1500));
+}
+
+TEST(ScenarioLoad, GroupDefaultsToTheFlowsAlgorithm) {
+  auto sc = parse_scenario(
+      "measure_from = \"2s\"\nduration = \"5s\"\n[[flow]]\nduration = \"1s\"\ncc = \"bbr\"\n"
+      "[[flow]]\nduration = \"1s\"\ncc = \"cubic\"\ngroup = \"loss_based\"\n[[flow]]\nduration = \"1s\"\n",
+      "x");
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  EXPECT_EQ(sc->flows[0].group, "bbr");
+  EXPECT_EQ(sc->flows[1].group, "loss_based");
+  EXPECT_EQ(sc->flows[2].group, "");
+  EXPECT_EQ(sc->measure_from, Duration::s(2));
+  EXPECT_EQ(sc->flows[2].window_start, Time::zero() + Duration::s(2));
+}
+
+TEST(ScenarioLoad, GroupMustBeUsableInAMetricName) {
+  auto sc = parse_scenario("[[flow]]\nbytes = 1\ngroup = \"cubic+hy\"\n", "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("x.toml:3:"), std::string::npos) << sc.error();
+  EXPECT_NE(sc.error().find("flow.1.group"), std::string::npos) << sc.error();
+}
+
+TEST(ScenarioLoad, MeasureFromPastTheEndIsRefused) {
+  auto sc = parse_scenario("duration = \"5s\"\nmeasure_from = \"5s\"\n[[flow]]\nbytes = 1\n", "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("measure_from"), std::string::npos) << sc.error();
+}
+
 TEST(SeedList, RangesListsAndErrors) {
   EXPECT_EQ(*parse_seed_list("1..4"), (std::vector<uint64_t>{1, 2, 3, 4}));
   EXPECT_EQ(*parse_seed_list("7,2,9"), (std::vector<uint64_t>{7, 2, 9}));
