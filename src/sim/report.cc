@@ -31,11 +31,15 @@ bool write_file(const std::filesystem::path& p, const std::string& text) {
 
 
 std::string timeseries_csv(const ConnTrace& c) {
-  std::string o = "time_s,event,state,cwnd,ssthresh,inflight,srtt_us,rwnd,snd_wnd,sacked,lost,retrans,ca_state,delivery_rate_Bps,a,b\n";
+  std::string o = "time_s,event,state,cwnd,ssthresh,inflight,srtt_us,rwnd,snd_wnd,sacked,lost,retrans,ca_state,delivery_rate_Bps,a,b,"
+      "pacing_rate_Bps,cubic_wmax,cubic_k_ms,cubic_epoch_ms,bbr_mode,bbr_bw_Bps,bbr_min_rtt_us\n";
   for (const auto& s : c.samples) {
-    o += fmt::format("{:.9f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.now.secs(),
+    o += fmt::format("{:.9f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", s.now.secs(),
                      static_cast<int>(s.event), s.state, s.cwnd, s.ssthresh, s.inflight, s.srtt_us, s.rwnd,
                      s.snd_wnd, s.sacked, s.lost, s.retrans, to_string(s.ca_state), s.delivery_rate, s.a, s.b);
+    // The algorithm's state (issue 7): CUBIC W_max, K, epoch; BBR mode, bw, min RTT.
+    o += fmt::format("{},{},{},{},{},{},{}\n", s.pacing_rate, s.cubic_wmax, s.cubic_k_ms,
+                     s.cubic_epoch_start_ms, static_cast<int>(s.bbr_mode), s.bbr_bw, s.bbr_min_rtt_us);
   }
   return o;
 }
