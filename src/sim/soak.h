@@ -44,14 +44,15 @@ struct SoakCase {
 SoakCase make_soak_case(uint64_t seed);
 
 // The time a run may take, from its link:
-//   bound = 10 s + P + 4 * (S + N * t_seg)
+//   bound = 10 s + P + 4 * (S + T)
 // S: serialisation of both streams at the low rate with 10 % header overhead;
-// N: data segments of the larger stream (MSS 1448);
-// t_seg: the PFTK per-segment time at the effective loss rate p
-//        (loss + corruption, Gilbert-Elliott at its stationary rate) with
-//        RTT = 2 * (delay + jitter) and RTO 1 s (Linux's initial and the
-//        value a lossy SYN exchange leaves): RTT*sqrt(2p/3) +
-//        RTO*min(1, 3*sqrt(3p/8))*p*(1 + 32p^2);
+// T: PFTK time for the N data segments of the larger stream (MSS 1448) with
+//    RTT = 2 * (delay + jitter): a fast-retransmit term at the rate of loss
+//    indications (loss + corruption, and without SACK also reordering by
+//    hold or jitter), and N p min(1, 3 sqrt(3p/8)) timeout episodes from
+//    RTO 1 s, doubling to 120 s while the repeat-loss chance q strikes,
+//    chained as Linux keeps an inflated RTO from one episode to the next
+//    (soak.cc rto_carry; docs/reliability.md);
 // P: the longest total application pause.
 Duration soak_bound(const SoakCase& c);
 
