@@ -122,9 +122,9 @@ bool Connection::nagle_allows(uint32_t len, uint32_t mss, bool more) const {
 }
 
 // Sends [seq, seq+len) (and the FIN if `fin`). Returns false if nothing was sent.
-// PSH: the caller's choice for a burst of new data; otherwise a retransmission
-// carries it where a PSH-marked chunk ends (Linux tcp_fragment leaves PSH on
-// the tail piece) and a lone new segment where its chunk is marked.
+// PSH: the caller's choice for a burst of new data; otherwise a segment
+// carries it where a PSH-marked chunk ends (Linux tcp_fragment/tso_fragment
+// leave PSH on the tail piece only).
 bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp,
                           std::optional<bool> psh) {
   const uint32_t offset = seq_len(snd_.una, seq);
@@ -135,10 +135,10 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   uint8_t flags = ACK;
   if (fin) flags |= FIN;
   if (len > 0) {
-    if (!psh) {
-      const size_t i = chunk_index(seq);
-      psh = retransmit ? psh_end(end) : (i < chunks_.size() && chunks_[i].psh);
-    }
+    // A lone segment carries PSH only where a marked chunk ends: Linux's
+    // tso_fragment/tcp_fragment clear it on the head piece (a TLP's new
+    // segment cut from a marked skb goes out without it).
+    if (!psh) psh = psh_end(end);
     if (*psh) flags |= PSH;
   }
   wire::TcpHeader h = header(flags, seq);
