@@ -128,6 +128,7 @@ class Rig {
   bool have_iss_ = false;
   bool peer_ts_ = false;
   bool tuple_reused_ = false;  // a new connection took the main 4-tuple
+  bool handshake_done_ = false;  // set-up ended: no SYN-ACK of main can follow
   uint64_t app_sent_ = 0;      // bytes the application queued on main
   uint64_t app_read_ = 0;      // bytes it read from main
   std::vector<uint8_t> buf_;
@@ -242,8 +243,10 @@ void Rig::check_out(const wire::TcpPacket& p) {
       snd_max_ = h.seq + 1;
       stack_ack_ = h.ack;
       if (h.options.ts) stack_tsval_ = h.options.ts->val;
-    } else if (h.seq != iss_) {
-      tuple_reused_ = true;  // a new incarnation of the 4-tuple
+    } else if (h.seq != iss_ || handshake_done_) {
+      // A new incarnation of the 4-tuple. Its ISN can equal main's: RFC 6528's
+      // clock term M does not move while virtual time stands still.
+      tuple_reused_ = true;
     }
     return;
   }
@@ -299,6 +302,7 @@ void Rig::handshake(Reader& in) {
   auto s = stack_->accept(now_, listener_, nullptr);
   if (s) main_ = *s;
   else tuple_reused_ = true;  // no connection (e.g. a refused MSS): checks off
+  handshake_done_ = true;
   socks_.push_back(main_ != kNoSocket ? main_ : listener_);
   socks_.push_back(listener_);
 }
