@@ -553,7 +553,7 @@ Expected<bool, std::string> require_ascii(std::string_view text, const std::stri
 // character can start no key, e.g. "[|x]" (found by fuzz_scenario): such a
 // header is refused here, with its place, before toml++ sees it. The check
 // is by line: a continuation line of a multi-line array that begins with
-// "[{" or "[]" is refused too (write such arrays on one line).
+// "[{", "[]" or a lone "[" is refused too (write such arrays on one line).
 Expected<bool, std::string> require_header_keys(std::string_view text, const std::string& path) {
   auto key_start = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '"' || c == '\'';
@@ -569,9 +569,12 @@ Expected<bool, std::string> require_header_keys(std::string_view text, const std
       // a third "[" ("[[[x]]", found by fuzz_scenario) starts no key.
       size_t k = i + 1;
       if (k < l.size() && l[k] == '[') ++k;
+      // A header line that ends before any key ("[" alone, fuzz_scenario)
+      // makes toml++ look for the key on the next line: refused too.
       k = l.find_first_not_of(" \t", k);
-      if (k != std::string_view::npos && !key_start(l[k]))
-        return Unexpected(fmt::format("{}:{}:{}: a table header must start with a key", path, line, k + 1));
+      if (k == std::string_view::npos || !key_start(l[k]))
+        return Unexpected(fmt::format("{}:{}:{}: a table header must start with a key", path, line,
+                                      std::min(k, l.size()) + 1));
     }
     pos = end + 1;
     ++line;

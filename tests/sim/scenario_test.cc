@@ -115,6 +115,12 @@ TEST(ScenarioLoad, TableHeaderWithoutAKeyIsRefusedWithItsPlace) {
   ASSERT_FALSE(triple.has_value());
   EXPECT_NE(triple.error().find("x.toml:2:3: a table header must start with a key"), std::string::npos)
       << triple.error();
+  // A header line ending at its bracket: toml++ would read the key from the
+  // next line and assert (fuzz_scenario, "[\n\n[\n").
+  auto bare = parse_scenario("a = 1\n[\n\n[\n", "x.toml");
+  ASSERT_FALSE(bare.has_value());
+  EXPECT_NE(bare.error().find("x.toml:2:2: a table header must start with a key"), std::string::npos)
+      << bare.error();
   // A quoted key is a key: the check leaves it to toml++ (which may still
   // reject the file for other reasons, here the missing [[flow]]).
   auto quoted = parse_scenario("a = 1\n[ \"link\" ]\n", "x.toml");
