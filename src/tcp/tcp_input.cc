@@ -197,8 +197,7 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
       // sent by the caller as the answer to this segment (tcp_v4_do_rcv ->
       // tcp_v4_send_reset: <SEQ=SEG.ACK><CTL=RST>), not one at SND.NXT.
       env_.counters().inc(Counter::TcpExtTCPAbortOnData);
-      env_.output(tuple_, reset_reply(tuple_, seg), {}, 0);
-      env_.counters().inc(Counter::TcpOutRsts);
+      send_reset_for(now, seg);
       done(now, Errc::kOk);
       return;
     }

@@ -65,6 +65,16 @@ void use(Harness& t, const Peer& p) {
   t.peer_isn_ = p.peer_isn;
 }
 
+// An IPv6 listener on fd00::1 port 8080, the peer at fd00::2.
+void listen_v6(Harness& t) {
+  t.local = *IpAddr::parse("fd00::1");
+  t.remote = *IpAddr::parse("fd00::2");
+  t.stack().add_address(t.local);
+  t.listener = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, 8080}), Errc::kOk);
+  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 8), Errc::kOk);
+}
+
 uint32_t snd_mss(Harness& t, SocketId s) { return t.stack().tcp_info(s)->tcpi_snd_mss; }
 
 // Sends two full segments on `p`, answers the first with frag-needed(mtu),
@@ -262,12 +272,7 @@ std::vector<uint8_t> packet_too_big6(const Tx& ours, uint32_t mtu) {
 
 TEST(PmtuCache, Ipv6PacketTooBigIsSharedPerDestinationAndClampedTo1280) {
   Harness t;
-  t.local = *IpAddr::parse("fd00::1");
-  t.remote = *IpAddr::parse("fd00::2");
-  t.stack().add_address(t.local);
-  t.listener = *t.stack().socket(true);
-  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, 8080}), Errc::kOk);
-  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 8), Errc::kOk);
+  ASSERT_NO_FATAL_FAILURE(listen_v6(t));
   SocketId a = t.passive_open();
   std::vector<uint8_t> d(1428 * 2, 1);
   t.stack().send(t.now(), a, d);
@@ -293,12 +298,7 @@ TEST(PmtuCache, Ipv6PacketTooBigIsSharedPerDestinationAndClampedTo1280) {
 // goes out in segments of 1340 less the timestamp option.
 TEST(PmtuCache, Ipv6CachedPmtuSetsSynMssAndSendMss) {
   Harness t;
-  t.local = *IpAddr::parse("fd00::1");
-  t.remote = *IpAddr::parse("fd00::2");
-  t.stack().add_address(t.local);
-  t.listener = *t.stack().socket(true);
-  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, 8080}), Errc::kOk);
-  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 8), Errc::kOk);
+  ASSERT_NO_FATAL_FAILURE(listen_v6(t));
   SocketId a = t.passive_open();
   std::vector<uint8_t> d(1428, 1);
   t.stack().send(t.now(), a, d);
