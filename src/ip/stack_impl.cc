@@ -18,8 +18,6 @@ uint32_t StackImpl::path_mtu(const IpAddr& remote) const {
   return learnt ? std::min(*learnt, netif_.mtu()) : netif_.mtu();
 }
 
-uint32_t StackImpl::link_mtu() const { return netif_.mtu(); }
-
 // Linux tcp_current_mss checks the route's MTU on every send; weir checks
 // before each call into a connection that may send. Cheap when nothing was
 // learnt and the connection runs at the link MTU.

@@ -44,7 +44,6 @@ class StackImpl final : public tcp::TcpEnv {
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;
-  uint32_t link_mtu() const override;
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram);

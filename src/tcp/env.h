@@ -31,9 +31,6 @@ class TcpEnv {
   // The path MTU toward a destination: the link's, or a lower one learnt
   // from ICMP and not yet expired (Linux dst_mtu with route exceptions).
   virtual uint32_t path_mtu(const IpAddr& remote) const = 0;
-  // The interface MTU, for the MSS we announce (Linux ipv4_default_advmss
-  // uses the device MTU, not a learnt path MTU).
-  virtual uint32_t link_mtu() const = 0;
 };
 
 // An arriving segment after IP and TCP parsing.
