@@ -10,14 +10,17 @@
 #   serve.sh chunked COMBO `weir fetch` of a Transfer-Encoding: chunked body
 #   serve.sh refused COMBO `weir fetch` to a closed port: "connection refused"
 # COMBO sets Linux's options in the namespace: default | nosack | nots |
-# nows | none (all three off). MB sets the size (default 10).
+# nows | none (all three off). MB sets the size (default 10); XT the time
+# limit of one transfer in seconds (default 10 + MB/4, raised by the
+# sanitizer build's registration, where weir is 5-10x slower).
 set -u
 . "$(dirname "$0")/lib.sh"
 MODE=$1 COMBO=${2:-default}
 interop_init "$MODE-$COMBO"
 MB=${MB:-10}
-# Per-transfer time limit: 12 s for the usual 10 MB, 35 s for 100 MB.
-XT=$((10 + MB / 4))
+# Per-transfer time limit: 12 s for 10 MB, 35 s for 100 MB (measured: 100 MB
+# takes 3-8 s each way on the loaded 2-core VM).
+XT=${XT:-$((10 + MB / 4))}
 N=$(ns_add k)
 case $COMBO in
   default) ;;
@@ -55,13 +58,16 @@ http)
     [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
     echo "ok: curl $url ($MB MB, $COMBO)"
   done
-  # A range and keep-alive: two requests on one connection.
+  # A range and keep-alive: two requests on one connection (the second a
+  # 1 MB range from an odd offset, not the whole file again: at 100 MB a
+  # third full download would add a third to the test's time).
   ip netns exec "$N" curl -sSf --max-time 10 -r 1000-1999 -o "$WORK/part" "http://$W4:8080/blob" \
-    --next -sSf --max-time "$XT" -o "$WORK/part2" "http://$W4:8080/blob" -w '%{num_connects}' >"$WORK/nconn" \
-    || fail "curl range"
+    --next -sSf --max-time "$XT" -r 4097-1052672 -o "$WORK/part2" "http://$W4:8080/blob" -w '%{num_connects}' \
+    >"$WORK/nconn" || fail "curl range"
   [ "$(cat "$WORK/nconn")" = 0 ] || fail "the second request opened a new connection (no keep-alive)"
   cmp -s "$WORK/part" <(tail -c +1001 "$WORK/www/blob" | head -c 1000) || fail "range bytes differ"
-  [ "$(sha "$WORK/part2")" = "$WANT" ] || fail "second request on the kept-alive connection"
+  cmp -s "$WORK/part2" <(tail -c +4098 "$WORK/www/blob" | head -c 1048576) \
+    || fail "second request (1 MB range) on the kept-alive connection differs"
   echo "ok: range and keep-alive"
   stop_weir ;;
 fetch|chunked)
@@ -107,7 +113,7 @@ echo)
   head -c $((MB * 1048576 / 4)) "$WORK/www/blob" >"$WORK/small"
   for host in $W4 $W6; do
     rm -f "$WORK/back"
-    timeout 12 ip netns exec "$N" nc -N -w 10 "$host" 7007 <"$WORK/small" >"$WORK/back" || fail "nc $host"
+    timeout "$XT" ip netns exec "$N" nc -N -w $((XT - 2)) "$host" 7007 <"$WORK/small" >"$WORK/back" || fail "nc $host"
     cmp -s "$WORK/small" "$WORK/back" || fail "echo differs ($host): $(stat -c %s "$WORK/back") bytes back"
     echo "ok: nc echo via $host ($COMBO)"
   done
