@@ -74,5 +74,5 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(emu_iperf 30 ${_interop}/emu_iperf.sh)
   # Real-time measurements: nothing else runs beside them.
   set_tests_properties(interop_emu_linux_linux interop_emu_iperf interop_hystart_exit PROPERTIES RUN_SERIAL TRUE)
-  set_tests_properties(interop_emu_iperf PROPERTIES ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RATE_TOL=0.06")
+  set_tests_properties(interop_emu_iperf PROPERTIES ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RATE_TOL=0.02")
 endif()
