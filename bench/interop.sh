@@ -10,15 +10,26 @@
 #           10 ms); weir sits behind a forwarding hop in namespace B
 # Prints a Markdown table (for docs/performance.md). Needs root.
 # Usage: bench/interop.sh [BUILD_DIR]   env: MB (100), RATE, DELAY, RUNS (1),
-#        PATHS ("direct emu"; "direct" alone skips the emulator)
+#        PATHS ("direct emu"; "direct" alone skips the emulator), WEIR (a
+#        weir binary to use instead of BUILD_DIR's)
+# BUILD_DIR (default build/bench-interop under the repository, from any
+# working directory) is configured and weir_cli built there first when it
+# has no weir binary yet, so the script runs from a clean checkout.
 set -u
-BUILD=${1:-build/default}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build/bench-interop}
 WEIR=${WEIR:-$BUILD/tools/weir/weir}
-[ -x "$WEIR" ] || { echo "no weir binary at $WEIR" >&2; exit 1; }
+if [ ! -x "$WEIR" ]; then
+  echo "no weir binary at $WEIR: building weir_cli in $BUILD (RelWithDebInfo)" >&2
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_BUILD_BENCH=OFF >/dev/null \
+    && cmake --build "$BUILD" --target weir_cli -j 2 >/dev/null || { echo "building weir failed" >&2; exit 1; }
+fi
 WEIR=$(readlink -f "$WEIR")
+for t in curl python3 ip; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
 MB=${MB:-100} RATE=${RATE:-1Gbit} DELAY=${DELAY:-10ms} RUNS=${RUNS:-1} PATHS=${PATHS:-direct emu}
-. "$(dirname "$0")/../tests/interop/lib.sh"
+. "$ROOT/tests/interop/lib.sh"
 interop_init bench
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$WORK/www" && make_file "$WORK/www/blob" "$MB"
 WANT=$(sha "$WORK/www/blob")
 
@@ -67,10 +78,19 @@ ip -n "$D" tuntap add dev wf mode tun; ip -n "$D" addr add 192.0.2.2/24 dev wf; 
 lw_direct=$(best goodput_fetch "$D" wf 192.0.2.1/24 "http://192.0.2.2:8001/blob")
 
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
+# What the figures were measured on: Linux's sender uses the namespace's
+# default algorithm (inherited from the host), weir CUBIC.
+footer() {
+  echo
+  echo "goodput in Mbit/s (best of $RUNS), sha256 checked; load average $LOAD0 at the start," \
+    "$(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) CPUs; weir $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)" \
+    "($WEIR); Linux sender's congestion control: $(ip netns exec "$D" sysctl -n net.ipv4.tcp_congestion_control)"
+}
 if [ "$PATHS" = direct ]; then
   echo "| path | Linux->Linux | weir->Linux | Linux->weir | weir->Linux / Linux | Linux->weir / Linux |"
   echo "| --- | --- | --- | --- | --- | --- |"
   echo "| direct (veth / TUN), $MB MB | $ll_direct | $wl_direct | $lw_direct | $(ratio "$wl_direct" "$ll_direct") | $(ratio "$lw_direct" "$ll_direct") |"
+  footer
   exit 0
 fi
 
@@ -105,5 +125,5 @@ echo "| path | Linux->Linux | weir->Linux | Linux->weir | weir->Linux / Linux | 
 echo "| --- | --- | --- | --- | --- | --- |"
 echo "| direct (veth / TUN), $MB MB | $ll_direct | $wl_direct | $lw_direct | $(ratio "$wl_direct" "$ll_direct") | $(ratio "$lw_direct" "$ll_direct") |"
 echo "| weir emu $RATE $DELAY, $MB MB | $ll_emu | $wl_emu | $lw_emu | $(ratio "$wl_emu" "$ll_emu") | $(ratio "$lw_emu" "$ll_emu") |"
-echo
-echo "goodput in Mbit/s (best of $RUNS); emu departures within 50 us of schedule (a->b / b->a): $timing"
+footer
+echo "emu departures within 50 us of schedule (a->b / b->a): $timing"
