@@ -53,6 +53,30 @@ TEST(Recovery, ReorderingTimerMarksLossAndEntersRecovery) {
   EXPECT_EQ(c.retransmitted, std::vector<uint32_t>{0});
 }
 
+// gtests fast_retransmit/fr-4pkt-fack-last-mss (4 packets, the last one
+// SACKed) and sack/sack-shift-sacked-7-3-4-8-9-fack (10 packets, the 8th
+// SACKed): one burst, SACK 100 ms later, min_rtt = SRTT = 100 ms. Linux
+// tcp_rack_detect_loss() looks only at send time and RACK.rtt, never at
+// where the SACKed packet sits, so both deadlines are RACK.rtt + min_rtt/4 -
+// elapsed + TCP_TIMEOUT_MIN = 27 ms after the SACK (tcp_rack_mark_lost());
+// the first script's +40 ms has no code path behind it (see team-log).
+TEST(Recovery, ReorderingDeadlineIgnoresWhereTheSackedPacketSits) {
+  for (uint32_t n : {4u, 10u}) {
+    Conn c(true);
+    c.send(n);  // one burst: every packet sent at 0
+    c.advance(Duration::ms(100));
+    const uint32_t sacked = n == 4 ? 3000 : 7000;
+    auto r = c.ack(0, {{sacked, sacked + 1000}});
+    EXPECT_EQ(c.state(), CaState::Disorder) << n;
+    ASSERT_EQ(r.reo_timeout, c.now() + Duration::ms(27)) << n;
+    c.advance(Duration::ms(27));
+    r = c.reo_timeout();
+    EXPECT_EQ(r.newly_lost, sacked / 1000) << n << ": every packet below the SACKed one";
+    EXPECT_EQ(c.state(), CaState::Recovery) << n;
+    EXPECT_EQ(c.retransmitted, std::vector<uint32_t>{0}) << n;
+  }
+}
+
 TEST(Recovery, PrrPacesTheReductionThenSsrbCapsAtSsthresh) {
   Conn c(true);
   lose_first_of_ten(c);
