@@ -85,6 +85,12 @@ Duration SpinWindow::window() const {
   return std::min(max_, est_ + kMargin);
 }
 
+WaitPlan plan_wait(Time now, Time deadline, Duration spin) {
+  if (deadline.is_never()) return {WaitPlan::Kind::kSleepIdle, Time::never()};
+  if (deadline - now <= spin) return {WaitPlan::Kind::kPoll, Time::never()};
+  return {WaitPlan::Kind::kSleepUntil, deadline - spin};
+}
+
 void Reactor::arm_timerfd(Time t) {
   if (t == armed_) return;
   itimerspec its{};
@@ -141,17 +147,14 @@ int Reactor::run() {
     fire_timer_if_due();
     if (stopped_) break;
     int timeout = -1;
-    Time now = mono_now();
-    const Duration spin = spin_window();
-    if (!deadline_.is_never() && deadline_ - now <= spin) {
+    const WaitPlan plan = plan_wait(mono_now(), deadline_, spin_window());
+    if (plan.kind == WaitPlan::Kind::kPoll) {
       // Close enough: poll without sleeping so the deadline is met to within
       // a loop iteration rather than a scheduler wake-up.
       timeout = 0;
       ++st_.spins;
-      arm_timerfd(Time::never());
-    } else {
-      arm_timerfd(deadline_.is_never() ? deadline_ : deadline_ - spin);
     }
+    arm_timerfd(plan.wake);
     slept_ = timeout != 0;
     wait_start_ = mono_now();
     int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);

@@ -42,6 +42,20 @@ class SpinWindow {
   Duration est_;
 };
 
+// How Reactor::run waits for its next deadline, decided from the clock
+// reading, the deadline and the spin window alone (pure, so testable):
+// poll (epoll_wait with timeout 0, i.e. busy-wait) only when the deadline
+// is at most `spin` away or already past; otherwise sleep on the timerfd
+// until `spin` before it; with nothing due, sleep until an fd or signal
+// wakes the thread. So a SCHED_FIFO thread never spins while nothing is due
+// soon, and each spin lasts at most `spin` (plus one loop iteration).
+struct WaitPlan {
+  enum class Kind : uint8_t { kPoll, kSleepUntil, kSleepIdle };
+  Kind kind = Kind::kSleepIdle;
+  Time wake = Time::never();  // kSleepUntil: when the timer fires
+};
+WaitPlan plan_wait(Time now, Time deadline, Duration spin);
+
 class Reactor {
  public:
   using FdHandler = std::function<void(uint32_t epoll_events)>;

@@ -58,14 +58,14 @@ bool enable_offload(int fd) {
 
 }  // namespace
 
-Expected<TunDevice, std::string> TunDevice::open(const std::string& name, bool offload) {
+Expected<TunDevice, std::string> TunDevice::open(const std::string& name, bool offload, bool napi) {
   if (name.empty() || name.size() >= IFNAMSIZ) return Unexpected(fmt::format("bad TUN name '{}'", name));
   int fd = ::open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Unexpected(fmt::format("/dev/net/tun: {}", std::strerror(errno)));
   ifreq ifr{};
   // IFF_NO_PI: no 4-byte packet-information prefix, so reads and writes are
   // bare IP datagrams (the family is in the version nibble).
-  ifr.ifr_flags = static_cast<short>(IFF_TUN | IFF_NO_PI | (offload ? IFF_VNET_HDR : 0));
+  ifr.ifr_flags = static_cast<short>(IFF_TUN | IFF_NO_PI | (offload ? IFF_VNET_HDR : 0) | (napi ? IFF_NAPI : 0));
   std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
   if (::ioctl(fd, TUNSETIFF, &ifr) < 0) {
     int e = errno;

@@ -84,7 +84,10 @@ class TunDevice {
   // network namespace. Needs CAP_NET_ADMIN and /dev/net/tun.
   // `offload`: IFF_VNET_HDR and TSO/checksum offload (see the top). If the
   // kernel refuses TUNSETOFFLOAD the device still works, without super-packets.
-  static Expected<TunDevice, std::string> open(const std::string& name, bool offload = false);
+  // `napi`: IFF_NAPI, so a write queues the packet for the device's NAPI
+  // instance instead of running the input path inside write(2) (which
+  // matters once the NAPI is threaded: /sys/class/net/DEV/threaded).
+  static Expected<TunDevice, std::string> open(const std::string& name, bool offload = false, bool napi = false);
   TunDevice(TunDevice&& o) noexcept;
   TunDevice& operator=(TunDevice&& o) noexcept;
   TunDevice(const TunDevice&) = delete;
