@@ -36,6 +36,13 @@
 # and the emulator's timing are printed. weir and the emulator run under
 # SCHED_FIFO (weir 40 below the emulator's 50, as bench/seed004.sh does), so
 # the shared machine's other work delays them least.
+#
+# HYSTART_CHECK=consistency (the sanitizer build's registration) keeps the
+# transfer, the ss/MIB agreement and "an exit was recorded" but not the
+# band: under ASan+UBSan weir handles each ACK 5-10x slower, reads larger
+# batches stamped with one clock reading, and so sees gaps in the ACK train
+# that the path does not have (measured: delay exits at 1288 and 1437, one
+# loss exit, in 3 of 3 runs).
 set -u
 . "$(dirname "$0")/lib.sh"
 interop_init hystart
@@ -105,6 +112,7 @@ if key:
     assert n == 1 and d.get("TcpExtTCPHystart%sCwnd" % key, 0) == cwnd, "MIB disagrees with ss: %s" % d
 P
   echo "attempt $n: exit by $reason at cwnd $cwnd, bytes_retrans $retr when seen; $(cat "$WORK/mib$n"); load $(cut -d' ' -f1 /proc/loadavg)"
+  [ "${HYSTART_CHECK:-band}" = consistency ] && return 0
   [ "$reason" = ack-train ] || [ "$reason" = delay ] || return 1
   [ "$retr" = 0 ] && [ "$cwnd" -ge "$LO" ] && [ "$cwnd" -le "$HI" ]
 }
