@@ -234,34 +234,61 @@ double jitter_overtaken_by_three(const LinkConfig& l) {
 // choice): the doubled icsk_rto stays until a valid RTT sample runs
 // tcp_set_rto and clears icsk_backoff (tcp_ack_update_rtt; RFC 6298 (5.7)).
 struct RtoCarry {
-  double chance = 0;    // the next episode starts from what this one left
-  double log2_gain = 0; // ... times 2^log2_gain (of the RTO armed after its last retransmission)
-  double keep = 0;      // otherwise it starts from this share of this one's first RTO (at least t0)
+  // No timestamps: the next episode starts from the RTO this one armed last
+  // with this chance (no valid sample in between: Karn).
+  double chance = 0;
+  // Timestamps: the ACK of the retransmission that got through is lost with
+  // chance `stale`; the sample then comes from a later duplicate ACK that
+  // echoes its TSval and spans every wait since (stale_rto_s()).
+  double stale = 0;
+  double keep = 0;  // otherwise the next starts from this share of this one's first RTO (at least t0)
 };
+
+// The RTO after a stale-TSecr sample: k ACKs lost in a row after the
+// retransmission that filled the hole (k = j + 1: since the original was
+// sent), so the echo is k waits old. Linux tcp_rtt_estimator with m far
+// above srtt: srtt ~ m/8, rttvar ~ m/4, RTO = srtt + 4 rttvar ~ 9/8 m,
+// capped at TCP_RTO_MAX. The waits before attempts j-k+1 .. j of an episode
+// whose m-th wait is rto_at(m).
+template <typename RtoAt>
+double stale_rto_s(const RtoAt& rto_at, int j, int k) {
+  double sample = 0;
+  for (int m = j - k + 1; m <= j; ++m) sample += rto_at(m);
+  return std::min(120.0, 9.0 / 8.0 * sample);
+}
 
 // Expected seconds spent in `episodes` timeout episodes of one connection,
 // the first starting at t0, each later one starting from the RTO the one
-// before left with the chance in RtoCarry. A Markov chain on log2 of an
-// episode's first RTO, on a 1/8 grid (gains rounded up) from t0 to the
-// 120 s cap (Linux TCP_RTO_MAX); an episode fails j times with chance
-// (1 - q) q^j and lasts the sum of its RTOs (what PFTK's f(p) approximates
-// to 64 t0).
+// before left with the chances in RtoCarry. A Markov chain on log2 of an
+// episode's first RTO, on a 1/8 grid (rounded up) from t0 to the 120 s cap
+// (Linux TCP_RTO_MAX); an episode fails j times with chance (1 - q) q^j and
+// lasts the sum of its RTOs (what PFTK's f(p) approximates to 64 t0).
 double chained_timeouts_s(double q, double t0, RtoCarry carry, double episodes) {
   constexpr int kSteps = 8;
   const int cap = static_cast<int>(std::ceil(std::log2(120.0 / t0) * kSteps));
-  const int gain = static_cast<int>(std::ceil(carry.log2_gain * kSteps));
   const int keep = carry.keep > 0 ? static_cast<int>(std::ceil(std::log2(carry.keep) * kSteps)) : -cap - 1;
   const int n = cap + 1;
   auto rto_at = [&](int e) { return std::min(t0 * std::exp2(static_cast<double>(e) / kSteps), 120.0); };
+  auto grid = [&](double rto) { return std::clamp(static_cast<int>(std::ceil(std::log2(rto / t0) * kSteps)), 0, cap); };
   std::vector<double> len(n, 0), pi(n, 0), next(n);
-  std::vector<std::vector<std::pair<int, double>>> to_end(n);  // start e -> (end e', chance)
+  std::vector<std::vector<std::pair<int, double>>> to_next(n);  // start e -> (next episode's start, chance)
   for (int e = 0; e < n; ++e) {
+    auto wait = [&](int m) { return rto_at(e + m * kSteps); };
     double reach = 1, elapsed = 0;
     for (int j = 0; j < 64 && reach > 1e-9; ++j) {
-      elapsed += rto_at(e + j * kSteps);
+      elapsed += wait(j);
       const double p_end = reach * (1 - q);  // the (j+1)-th attempt succeeds
       len[e] += p_end * elapsed;
-      to_end[e].emplace_back(std::min(e + (j + 1) * kSteps, cap), p_end);
+      to_next[e].emplace_back(std::max(0, e + keep), p_end * (1 - carry.chance - carry.stale));
+      to_next[e].emplace_back(std::min(e + (j + 1) * kSteps, cap), p_end * carry.chance);
+      // k ACKs lost in a row: the first with chance `stale`, each further
+      // one as a failed attempt (q); k = j + 1 takes what is left.
+      double k_chance = carry.stale;
+      for (int k = 1; k <= j + 1 && carry.stale > 0; ++k) {
+        const double here = k <= j ? k_chance * (1 - q) : k_chance;
+        to_next[e].emplace_back(grid(stale_rto_s(wait, j, k)), p_end * here);
+        k_chance *= q;
+      }
       reach *= q;
     }
   }
@@ -271,14 +298,9 @@ double chained_timeouts_s(double q, double t0, RtoCarry carry, double episodes) 
     double mean = 0;
     for (int e = 0; e < n; ++e) mean += pi[e] * len[e];
     total += mean * std::min(1.0, episodes - i);  // a fractional last episode counts pro rata
-    if (carry.chance <= 0) continue;  // every episode is the first one again
     std::fill(next.begin(), next.end(), 0.0);
-    for (int e = 0; e < n; ++e) {
-      for (const auto& [f, chance] : to_end[e]) {
-        next[std::clamp(f + gain, 0, cap)] += pi[e] * chance * carry.chance;
-        next[std::max(0, e + keep)] += pi[e] * chance * (1 - carry.chance);
-      }
-    }
+    for (int e = 0; e < n; ++e)
+      for (const auto& [f, chance] : to_next[e]) next[f] += pi[e] * chance;
     pi = next;
   }
   return total;
@@ -326,31 +348,51 @@ namespace {
 // The RTO an episode leaves to the next, as Linux would (RtoCarry). An
 // episode ends with a retransmission that got through, so what follows it
 // is lost at the link's loss rate p, not at the repeat-loss chance q.
-// - timestamps: the ACK that would have cleared the backoff is lost (p);
-//   the next is a duplicate ACK for a retransmission below rcv.wup that
-//   echoes the older TSval, whose sample spans the wait (RttEcho tests) and
-//   sets the RTO to about 9/8 of it: the wait was the RTO before the last
-//   doubling, so 9/16 of the last one. That RTO is SRTT + 4 RTTVAR, not
-//   backoff, so the next episode starts high too when nothing inflates it
-//   again: RTTVAR, most of it, loses a quarter per round trip
-//   (tcp_rtt_estimator: rttvar moves to mdev_max once per flight), (3/4)^k
-//   left after the k round trips between timeouts (1 / (Q p) segments at
-//   PFTK's window W = sqrt(8 / 3p) per round trip).
+// - timestamps: every ACK of new data gives a sample (tcp_ack_update_rtt
+//   falls back to TSecr when Karn forbids the sequence sample), so the
+//   backoff ends with the episode, but if the ACK of the retransmission that
+//   filled the hole is lost (p), the sample comes from a later duplicate ACK
+//   for a retransmission below rcv.wup, which echoes the older TSval (Linux
+//   tcp_replace_ts_recent needs seq <= rcv_wup and tcp_sequence to pass;
+//   RttEcho tests). It spans every wait since that retransmission: one wait
+//   (9/16 of the RTO armed last) when one ACK is lost, more when the
+//   duplicate ACKs of the following attempts are lost too (each with the
+//   repeat chance q), up to the whole episode (stale_rto_s). At the 120 s
+//   cap one wait is 120 s, so one lost ACK already leaves the RTO at the
+//   cap, not at 9/16 of it. Seeds 2478, 2994, 5017 (traced): samples over
+//   1 to 6 waits, e.g. 2478's 345 s over the six waits from 24.3 s to
+//   369.4 s, 2994's 120.4 s over three (17 + 34 + 69 s), 5017's 240 s over
+//   two at the cap. That RTO is
+//   SRTT + 4 RTTVAR, not backoff, so the next episode starts high too when
+//   nothing inflates it again: RTTVAR, most of it, loses a quarter per round
+//   trip (tcp_rtt_estimator: rttvar moves to mdev_max once per flight),
+//   (3/4)^k left after the k round trips between timeouts (1 / (Q p)
+//   segments at PFTK's window W = sqrt(8 / 3p) per round trip).
 // - no timestamps: an ACK covering a retransmission gives no sample (Karn,
 //   tcp_clean_rtx_queue FLAG_RETRANS_DATA_ACKED), so the backoff survives
-//   into the next episode if the next loss comes before a never
-//   retransmitted packet is ACKed on its own; priced as the packet after the
-//   repair being lost (p). The fuller estimate, any loss among the flight
-//   retransmitted after the RTO (1 - (1 - p)^(W + 1)), gave bounds 3-5 times
-//   what the runs of 10 000 seeds need (docs/reliability.md).
+//   into the next episode unless a never retransmitted packet is ACKed on
+//   its own first.
+//   - without SACK the sender retransmits the whole flight in Loss (go-back-N
+//     from tcp_enter_loss, which marks every packet lost), and a lost
+//     retransmission is never marked again: Reno in Loss ignores duplicates
+//     unless new data went out after the RTO (tcp_process_loss), and
+//     tcp_newreno_mark_lost acts only below Recovery. Any loss among the
+//     W packets of the flight (PFTK's window at loss rate p) and the first
+//     new one waits for the next RTO, still backed off: 1 - (1 - p)^(W + 1)
+//     (seed 6969: the server in LAST-ACK, 51 packets marked lost, six
+//     rounds at the 120 s cap).
+//   - with SACK, RACK marks a lost retransmission in Loss too
+//     (tcp_rack_mark_lost), so only a timeout before the first clean sample
+//     carries: the packet after the repair lost (p).
 RtoCarry rto_carry(const SoakCase& c, double p) {
   if (p <= 0) return {};
+  const double window = std::sqrt(8 / (3 * p));
   if (c.timestamps) {
-    const double window = std::sqrt(8 / (3 * p));
     const double rtts_between = 1 / (p * std::min(1.0, 3 * std::sqrt(3 * p / 8)) * window);
-    return {p, std::log2(9.0 / 16.0), std::pow(0.75, rtts_between)};
+    return {0, p, std::pow(0.75, rtts_between)};
   }
-  return {p, 0};
+  if (!c.sack) return {1 - std::pow(1 - p, window + 1), 0, 0};
+  return {p, 0, 0};
 }
 
 }  // namespace
@@ -422,6 +464,21 @@ LinkConfig slow_copy(const LinkConfig& l, uint64_t rate) {
   return s;
 }
 
+// SoakCase::blackhole_after: from then on every packet of both directions
+// goes here and is dropped.
+class Blackhole final : public Node, public EventTarget {
+ public:
+  Blackhole(PacketPool& pool, std::vector<Link*> links) : pool_(pool), links_(std::move(links)) {}
+  void receive(Time, Packet* p) override { pool_.put(p); }
+  void on_event(Time, uint64_t) override {
+    for (Link* l : links_) l->connect(this);
+  }
+
+ private:
+  PacketPool& pool_;
+  std::vector<Link*> links_;
+};
+
 struct SoakWorld {
   EventLoop loop;
   PacketPool pool;
@@ -429,6 +486,7 @@ struct SoakWorld {
   std::unique_ptr<Link> fwd_fast, fwd_slow, rev_fast, rev_slow;
   std::unique_ptr<RateSwitch> sw_a, sw_b;
   std::unique_ptr<SoakApp> app_a, app_b;
+  std::unique_ptr<Blackhole> blackhole;
 };
 
 void build(SoakWorld& w, const SoakCase& c) {
@@ -448,6 +506,11 @@ void build(SoakWorld& w, const SoakCase& c) {
   w.sw_b = std::make_unique<RateSwitch>(w.loop, *w.b, *w.rev_fast, *w.rev_slow, c.rate_period, r.fork(6));
   w.app_a = std::make_unique<SoakApp>(*w.a, c, 0, c.bytes_ab, c.bytes_ba, r.fork(7));
   w.app_b = std::make_unique<SoakApp>(*w.b, c, 1, c.bytes_ba, c.bytes_ab, r.fork(8));
+  if (c.blackhole_after) {
+    w.blackhole = std::make_unique<Blackhole>(
+        w.pool, std::vector<Link*>{w.fwd_fast.get(), w.fwd_slow.get(), w.rev_fast.get(), w.rev_slow.get()});
+    w.loop.after(*c.blackhole_after, w.blackhole.get());
+  }
 }
 
 std::string open(SoakWorld& w) {

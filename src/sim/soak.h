@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sim/link.h"
@@ -36,6 +37,10 @@ struct SoakCase {
   Duration pause_max;           // a pause lasts uniform [0, pause_max]
   uint32_t max_pauses = 0;      // per app
   Duration bound;               // soak_bound(*this)
+  // Test-only (never drawn by make_soak_case): from this time on, both
+  // directions drop every packet, a connection that stalls for good. The
+  // soak must report it as "not finished" once the bound runs out.
+  std::optional<Duration> blackhole_after;
   // One line: what the seed chose.
   std::string describe() const;
 };

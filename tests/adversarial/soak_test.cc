@@ -112,15 +112,66 @@ TEST(Soak, TimeoutsArePricedWithAndWithoutTimestamps) {
   }
 }
 
+TEST(Soak, WithoutSackOrTimestampsTheBackoffCarriesThroughTheFlight) {
+  // Reno in Loss never marks a lost retransmission again and no ACK in the
+  // go-back-N gives a sample (Karn), so any loss in the retransmitted flight
+  // waits for the next RTO still backed off; with SACK, RACK repairs it.
+  sim::SoakCase c = plain_case();
+  c.fwd.loss = 0.10;
+  c.timestamps = false;
+  c.sack = true;
+  const Duration sack = sim::soak_bound(c);
+  c.sack = false;
+  const Duration reno = sim::soak_bound(c);
+  measured("soak.bound.no_ts_loss10_reno_over_sack", reno.secs() / sack.secs());
+  EXPECT_GT(reno.secs(), 2 * sack.secs());
+}
+
+TEST(Soak, AStaleEchoAtTheRtoCapIsPricedAtTheCap) {
+  // With timestamps on a path losing most ACKs in bursts, a stale echo
+  // spans several waits and leaves the RTO near the 120 s cap: the bound
+  // grows with the burstiness of the ACK path at the same stationary loss.
+  sim::SoakCase c = plain_case();
+  c.sack = false;
+  c.timestamps = true;
+  c.fwd.loss = 0.10;
+  c.rev.loss = 0.10;
+  const Duration bernoulli = sim::soak_bound(c);
+  c.rev.loss_model = LossModel::kGilbertElliott;
+  c.rev.ge_r = 0.2;
+  c.rev.ge_loss_good = 0;
+  c.rev.ge_loss_bad = 1.0;
+  c.rev.ge_p = 0.1 * c.rev.ge_r / 0.9;  // stationary 10 %
+  const Duration bursty = sim::soak_bound(c);
+  measured("soak.bound.ts_bursty_acks_over_bernoulli", bursty.secs() / bernoulli.secs());
+  EXPECT_GT(bursty.secs(), 2 * bernoulli.secs());
+}
+
 // Seeds that missed the bound before it priced Linux's behaviour: 8961
-// (reordering and jitter, no SACK: Reno's false fast retransmits), 4982 and
-// 5162 (no timestamps: the backoff carried from episode to episode).
+// (reordering and jitter, no SACK: Reno's false fast retransmits), 4982,
+// 5162 and 6969 (no timestamps: the backoff carried from episode to episode
+// and, without SACK, through the go-back-N in Loss), 2478, 2994 and 5017
+// (timestamps, no SACK: stale echoes spanning several RTO waits).
 TEST(Soak, SeedsThatLinuxSlowsDownFinishWithinTheirBound) {
-  for (uint64_t seed : {8961u, 4982u, 5162u}) {
+  for (uint64_t seed : {8961u, 4982u, 5162u, 6969u, 2478u, 2994u, 5017u}) {
     const sim::SoakResult r = sim::run_soak(sim::make_soak_case(seed));
     EXPECT_TRUE(r.ok) << "seed " << seed << ": " << r.error;
     measured("soak.seed" + std::to_string(seed) + ".bound_used", r.elapsed.secs() / r.bound.secs());
   }
+}
+
+// A connection that stalls for good (every packet dropped from 2 s on) is
+// reported as not finished once its bound, derived from the link, runs out;
+// the same seed passes without the blackhole.
+TEST(Soak, AStalledConnectionFailsAtItsBound) {
+  sim::SoakCase c = sim::make_soak_case(3);
+  ASSERT_TRUE(sim::run_soak(c).ok);
+  c.blackhole_after = Duration::s(2);
+  const sim::SoakResult r = sim::run_soak(c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("not finished"), std::string::npos) << r.error;
+  EXPECT_LE(r.elapsed, c.bound);
+  EXPECT_GT(r.elapsed, c.bound - Duration::s(130)) << "it ran until the bound (RTOs at most 120 s apart)";
 }
 
 TEST(Soak, ARunThatMissesItsBoundFails) {
