@@ -30,7 +30,22 @@
 //    not hold back a packet that falls due meanwhile.
 // The threads sleep whenever the next departure is further than the spin
 // window: spinning all the time under SCHED_FIFO would take both cores of
-// a small machine from the very senders whose packets it forwards.
+// a small machine from the very senders whose packets it forwards
+// (driver::plan_wait decides, and never spins with nothing due).
+//
+// What the histogram measures: the clock when write(2) starts minus the
+// modelled departure, i.e. when the packet is handed to the receiving
+// device. Not when the write returns: without --napi the write also runs
+// the receiving namespace's input path (and whatever that releases, e.g.
+// a burst of data an ACK clocks out), which is the receiver's work, timed
+// separately as "TUN write time". The write's duration still counts
+// wherever it delays the next packet: that packet's own start is late, and
+// it is blamed on "tun-write".
+//
+// --napi (off by default: no consistent gain measured on the shared 2-core
+// VM) opens the devices with IFF_NAPI and makes their NAPI threaded, under
+// SCHED_FIFO one below the forwarding threads, so a write only queues the
+// packet and the input path runs in the kernel thread napi/DEV-0.
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
