@@ -15,9 +15,17 @@
 //                        (CVE-2019-11477: fragmenting SACK blocks)
 //   BM_SackEveryOtherPacket 4 blocks per ACK, each one whole packet, every
 //                        other packet, walking the window then repeating
+//   BM_SackOneBlock      no attack: a receiver seeing one-packet reordering;
+//                        every ACK cumulatively acknowledges two packets and
+//                        SACKs one (the packet after the next), the common
+//                        'ACK with one SACK block' of a healthy flow
+//   BM_MemcpyReference   memcpy of one 1460-byte packet: a machine-speed
+//                        unit measured in the same run, so per-ACK costs can
+//                        be compared with figures from other machines as a
+//                        ratio
 //
 // Arg(0): the peer's MSS (48 = tcp_min_snd_mss, what CVE-2019-11479's tiny
-// MSS becomes; 1460). Arg(1): packets in flight (initial_cwnd), 1000 or
+// MSS becomes; 1460). Arg(1): packets in flight (initial_cwnd), 128, 1000 or
 // 4000: a cost that grows with it is a walk of the flight per ACK (issue 6). Counters: heap_growth_per_ack (bytes the attack made
 // the victim allocate and keep, per ACK), heap_per_conn (heap held by the
 // stack and its connection after the write: send buffer and the scoreboard
@@ -27,6 +35,7 @@
 #include <malloc.h>
 
 #include <array>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -59,13 +68,18 @@ size_t heap_in_use() {
 }
 
 // A sender with `flight` packets of `mss` bytes outstanding to a peer that
-// negotiated SACK (no timestamps, window 8 MB).
+// negotiated SACK (no timestamps, window 8 MB). Slow start lets the flight
+// grow with every ACK unless `fixed_flight`: then the peer's window is
+// exactly `flight` packets, so every ACK sees the same flight.
 class Victim {
  public:
-  Victim(uint16_t mss, uint32_t flight) : mss_(mss), flight_(flight) {
+  Victim(uint16_t mss, uint32_t flight, bool fixed_flight = false)
+      : mss_(mss),
+        flight_(flight),
+        window_(static_cast<uint16_t>(fixed_flight ? (flight * mss + 127) >> 7 : 65535)) {
     StackConfig cfg;
     cfg.initial_cwnd = flight;
-    cfg.tcp_wmem = {4096, 32u << 20, 32u << 20};
+    cfg.tcp_wmem = {4096, 64u << 20, 64u << 20};
     const size_t before = heap_in_use();
     stack_ = std::make_unique<Stack>(cfg, nif_);
     stack_->add_address(local_);
@@ -79,8 +93,9 @@ class Victim {
     h.options.wscale = 7;
     h.options.sack_permitted = true;
     inject(h);
-    // Enough for the flight plus one new packet per plain ACK.
-    std::vector<uint8_t> data(size_t{flight + kAcks + 16} * mss, 0x5a);
+    // Enough for the flight plus one (fixed flight: two) new packets per ACK.
+    const uint32_t per_ack = fixed_flight ? 2 : 1;
+    std::vector<uint8_t> data(size_t{flight + per_ack * kAcks + 16} * mss, 0x5a);
     size_t off = 0;
     while (off < data.size()) {
       auto w = stack_->send(now_, s_, std::span(data).subspan(off));
@@ -104,6 +119,7 @@ class Victim {
   uint32_t mss_;
   uint32_t flight_;
   size_t heap_per_conn = 0;
+  uint16_t window_;
   CountingNetif nif_;
 
  private:
@@ -114,7 +130,7 @@ class Victim {
     h.seq = peer_isn_ + ((flags & SYN) ? 0 : 1);
     h.ack = ack;
     h.flags = flags;
-    h.window = 65535;
+    h.window = (flags & SYN) ? 65535 : window_;
     return h;
   }
   void inject(const wire::TcpHeader& h) {
@@ -164,7 +180,8 @@ void run_attack(benchmark::State& state, F make_blocks) {
 }
 
 void BM_PlainAck(benchmark::State& state) {
-  Victim v(static_cast<uint16_t>(state.range(0)), static_cast<uint32_t>(state.range(1)));
+  Victim v(static_cast<uint16_t>(state.range(0)), static_cast<uint32_t>(state.range(1)),
+           state.range(2) != 0);
   const size_t heap0 = heap_in_use();
   const uint64_t sent0 = v.nif_.sent;
   for (auto _ : state) {
@@ -211,13 +228,50 @@ void BM_SackEveryOtherPacket(benchmark::State& state) {
   });
 }
 
-// Fixed iteration counts keep the flight from running out (the plain ACKs
-// consume it) and every case comparable.
+// One-packet reordering: ACK i acknowledges up to the hole it leaves and
+// SACKs the packet just above it; ACK i+1 fills that hole. Every ACK
+// carries one SACK block and acknowledges two packets.
+void BM_SackOneBlock(benchmark::State& state) {
+  Victim v(static_cast<uint16_t>(state.range(0)), static_cast<uint32_t>(state.range(1)), true);
+  const size_t heap0 = heap_in_use();
+  const uint64_t sent0 = v.nif_.sent;
+  const uint32_t m = v.mss_;
+  v.una_ += m;
+  for (auto _ : state) {
+    const SeqRange block{v.una_ + m, v.una_ + 2 * m};
+    v.ack(v.una_, std::span(&block, 1));
+    v.una_ += 2 * m;
+    v.tick();
+  }
+  report(state, v, heap0, sent0);
+}
+
+void BM_MemcpyReference(benchmark::State& state) {
+  std::vector<uint8_t> src(1460, 0x5a);
+  std::vector<uint8_t> dst(1460);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), src.size());
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+    ++src[0];
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Fixed iteration counts keep the flight from running out (the ACKs consume
+// it) and every case comparable. Arg(2) of BM_PlainAck: 1 = fixed flight.
 void args(benchmark::internal::Benchmark* b) {
-  for (int64_t flight : {1000, 4000})
+  for (int64_t flight : {128, 1000, 4000})
     for (int64_t mss : {48, 1460}) b->Args({mss, flight});
 }
-BENCHMARK(BM_PlainAck)->Apply(args)->Iterations(kAcks);
+void plain_args(benchmark::internal::Benchmark* b) {
+  for (int64_t fixed : {0, 1})
+    for (int64_t flight : {128, 1000, 4000})
+      for (int64_t mss : {48, 1460}) b->Args({mss, flight, fixed});
+}
+BENCHMARK(BM_MemcpyReference);
+BENCHMARK(BM_PlainAck)->Apply(plain_args)->Iterations(kAcks);
+BENCHMARK(BM_SackOneBlock)->Apply(args)->Iterations(kAcks);
 BENCHMARK(BM_SackEveryOtherByte)->Apply(args)->Iterations(kAcks);
 BENCHMARK(BM_SackMidPacket)->Apply(args)->Iterations(kAcks);
 BENCHMARK(BM_SackEveryOtherPacket)->Apply(args)->Iterations(kAcks);
