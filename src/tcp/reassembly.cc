@@ -15,6 +15,32 @@ size_t lower_block(const std::vector<OfoBlock>& blocks, Seq32 s) {
   return static_cast<size_t>(it - blocks.begin());
 }
 
+// The segment [seg_begin, ...) starts inside or right after blocks[first]
+// and reaches blocks up to last - 1: grows blocks[first] in place to end at
+// `hi`, lays the new bytes past its old end, then the held blocks over them
+// (held bytes win), and erases the absorbed blocks (Linux likewise coalesces
+// an arriving skb into the ofo skb before it, tcp_ooo_try_coalesce). A fresh
+// buffer per fill copied the whole lower block each time: during loss recovery, with
+// tens of thousands of holes and lost retransmissions below them, quadratic.
+// Returns the number of bytes added.
+uint64_t grow_in_place(std::vector<OfoBlock>& blocks, size_t first, size_t last, Seq32 seg_begin,
+                       std::span<const uint8_t> data, Seq32 hi) {
+  OfoBlock& b = blocks[first];
+  const uint32_t skip = seq_len(seg_begin, b.range.end);
+  const size_t old_size = b.data.size();
+  b.data.resize(seq_len(b.range.begin, hi));
+  if (skip < data.size()) std::copy(data.begin() + skip, data.end(), b.data.begin() + static_cast<std::ptrdiff_t>(old_size));
+  uint64_t absorbed = 0;
+  for (size_t i = first + 1; i < last; ++i) {
+    const OfoBlock& o = blocks[i];
+    std::copy(o.data.begin(), o.data.end(), b.data.begin() + seq_len(b.range.begin, o.range.begin));
+    absorbed += o.data.size();
+  }
+  b.range = SeqRange{b.range.begin, hi};
+  blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(first) + 1, blocks.begin() + static_cast<std::ptrdiff_t>(last));
+  return b.data.size() - old_size - absorbed;
+}
+
 }  // namespace
 
 // Merges [seq, seq+len) with every block it overlaps or touches. Linux keeps
@@ -54,23 +80,18 @@ OfoInsert Reassembly::insert(Seq32 seq, std::span<const uint8_t> data, uint64_t 
     return r;
   }
 
-  // The common case during loss recovery: the segment extends one block at
-  // its tail. Append in place (amortized O(1)) rather than copying the whole
-  // block per segment, which made a long hole quadratic.
-  if (last == first + 1 && blocks_[first].range.begin <= seg.begin && blocks_[first].range.end < seg.end) {
+  const Seq32 hi = seq_max(seg.end, blocks_[last - 1].range.end);
+  if (blocks_[first].range.begin <= seg.begin) {
     OfoBlock& b = blocks_[first];
-    const uint32_t skip = seq_len(seg.begin, b.range.end);
-    b.data.insert(b.data.end(), data.begin() + skip, data.end());
-    b.range = SeqRange{b.range.begin, seg.end};
+    bytes_ += grow_in_place(blocks_, first, last, seg.begin, data, hi);
     b.stamp = stamp;
-    bytes_ += len - skip;
     r.block = b.range;
     return r;
   }
 
-  // Build the union [lo, hi) from the held blocks plus the new bytes.
+  // The segment extends the first block at its head: build the union
+  // [lo, hi) from the held blocks plus the new bytes.
   const Seq32 lo = seq_min(seg.begin, blocks_[first].range.begin);
-  const Seq32 hi = seq_max(seg.end, blocks_[last - 1].range.end);
   std::vector<uint8_t> merged(seq_len(lo, hi));
   std::copy(data.begin(), data.end(), merged.begin() + seq_len(lo, seg.begin));
   uint64_t old_bytes = 0;
