@@ -197,6 +197,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rates", default=",".join(map(str, RATES)))
     ap.add_argument("--algos", default=",".join(ALGOS))
+    ap.add_argument("--rtts", default=",".join(map(str, RTTS)), help="ms, a subset of the grid's")
+    ap.add_argument("--buffers", default=",".join(map(str, BUFFERS)), help="x BDP, a subset of the grid's")
     ap.add_argument("--collect", action="store_true", help="tabulate existing outputs, run nothing")
     ap.add_argument("--merge", help="an earlier --md table: cells not run (or not found with --collect) "
                     "are taken from it")
@@ -206,7 +208,9 @@ def main():
     a = ap.parse_args()
     rates = [int(x) for x in a.rates.split(",")]
     algos = a.algos.split(",")
-    cells = [(al, ra, rt, bu) for ra in rates for rt in RTTS for bu in BUFFERS for al in algos]
+    rtts = [int(x) for x in a.rtts.split(",")]
+    bufs = [b for b in BUFFERS if str(b) in a.buffers.split(",")]
+    cells = [(al, ra, rt, bu) for ra in rates for rt in rtts for bu in bufs for al in algos]
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         rows = list(ex.map(lambda c: run_cell(a.weir, a.base, a.out, *c, collect=a.collect), cells))
     for r in rows:
