@@ -8,12 +8,25 @@
 
 namespace weir {
 
+// What the local device did with a packet handed to it: accepted it (it may
+// still be lost on the path), or dropped it here (Linux: the qdisc's
+// enqueue returned NET_XMIT_DROP, e.g. `pfifo limit 0`, a full queue, or a
+// TUN write failing with ENOBUFS/EAGAIN). The engine reacts to a local drop
+// as Linux __tcp_transmit_skb's callers do to a positive return.
+enum class XmitResult : uint8_t { kSent, kDropped };
+
 class Netif {
  public:
   virtual ~Netif() = default;
   // Called by the engine for every packet it sends. The bytes are valid only
   // for the duration of the call.
   virtual void transmit(std::span<const uint8_t> ip_packet) = 0;
+  // The engine's entry point: transmit() and say whether the device took
+  // the packet. A device that can refuse packets overrides this one.
+  virtual XmitResult try_transmit(std::span<const uint8_t> ip_packet) {
+    transmit(ip_packet);
+    return XmitResult::kSent;
+  }
   // The link MTU in bytes (IP header included), from which MSS is derived.
   virtual uint32_t mtu() const = 0;
 };

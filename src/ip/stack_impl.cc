@@ -39,8 +39,8 @@ bool StackImpl::take_global_challenge_ack(Time now) {
   return true;
 }
 
-void StackImpl::output(const FourTuple& t, const wire::TcpHeader& h,
-                       std::span<const uint8_t> payload, uint8_t tos) {
+XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h,
+                             std::span<const uint8_t> payload, uint8_t tos) {
   wire::IpInfo ip;
   ip.src = t.local.addr;
   ip.dst = t.remote.addr;
@@ -54,7 +54,11 @@ void StackImpl::output(const FourTuple& t, const wire::TcpHeader& h,
   if (out_buf_.size() < n) out_buf_.resize(n);
   const size_t w = wire::build_tcp_packet(ip, h, payload, std::span(out_buf_.data(), n));
   counters_.inc(Counter::IpOutRequests);
-  netif_.transmit(std::span<const uint8_t>(out_buf_.data(), w));
+  // Linux ip_queue_xmit hands the packet to the qdisc and passes its verdict
+  // up (NET_XMIT_DROP > 0); the caller decides what a local drop means.
+  const XmitResult r = netif_.try_transmit(std::span<const uint8_t>(out_buf_.data(), w));
+  if (r == XmitResult::kDropped) counters_.inc(Counter::WeirOutDeviceDrops);
+  return r;
 }
 
 Socket* StackImpl::find(SocketId s) {

@@ -39,8 +39,8 @@ class StackImpl final : public tcp::TcpEnv {
   // ---- TcpEnv ----
   const StackConfig& cfg() const override { return cfg_; }
   Counters& counters() override { return counters_; }
-  void output(const FourTuple& t, const wire::TcpHeader& h, std::span<const uint8_t> payload,
-              uint8_t tos) override;
+  XmitResult output(const FourTuple& t, const wire::TcpHeader& h, std::span<const uint8_t> payload,
+                    uint8_t tos) override;
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;

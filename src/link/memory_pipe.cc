@@ -6,20 +6,26 @@ MemoryPipe::MemoryPipe(Config cfg) : cfg_(cfg) {}
 
 void MemoryPipe::set_now(Time now) { now_ = max(now_, now); }
 
-void MemoryPipe::enqueue(Side from, std::span<const uint8_t> packet) {
+XmitResult MemoryPipe::enqueue(Side from, std::span<const uint8_t> packet) {
   PipeStats& st = stats_[idx(from)];
+  if (refuse_[idx(from)]) {
+    ++st.dropped_refused;
+    return XmitResult::kDropped;
+  }
   if (packet.size() > cfg_.mtu) {
     ++st.dropped_oversize;
-    return;
+    return XmitResult::kSent;
   }
   if (filter_ && !filter_(from, packet)) {
     ++st.dropped_filter;
-    return;
+    return XmitResult::kSent;
   }
   auto& q = q_[idx(from)];
   if (q.size() >= cfg_.queue_limit) {
+    // The FIFO holds packets in flight over the delay, i.e. the path, not
+    // the sender's qdisc: a tail drop here is loss the sender cannot see.
     ++st.dropped_full;
-    return;
+    return XmitResult::kSent;
   }
   ++st.sent;
   std::vector<uint8_t> bytes;
@@ -30,6 +36,7 @@ void MemoryPipe::enqueue(Side from, std::span<const uint8_t> packet) {
   bytes.assign(packet.begin(), packet.end());
   // A fixed delay keeps each direction FIFO: due times never decrease.
   q.push_back(Packet{now_ + cfg_.delay, next_order_++, std::move(bytes)});
+  return XmitResult::kSent;
 }
 
 void MemoryPipe::Fifo::push_back(Packet&& p) {

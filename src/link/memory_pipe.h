@@ -32,6 +32,7 @@ struct PipeStats {
   uint64_t sent = 0;            // accepted into the pipe
   uint64_t delivered = 0;
   uint64_t dropped_full = 0;    // tail drop: direction queue at its limit
+  uint64_t dropped_refused = 0; // the device refuses everything (set_refuse; reported as a local drop)
   uint64_t dropped_oversize = 0;// larger than the MTU
   uint64_t dropped_filter = 0;  // refused by the test filter
 };
@@ -61,6 +62,9 @@ class MemoryPipe {
   void set_now(Time now);
   Time now() const { return now_; }
   void set_filter(Filter f) { filter_ = std::move(f); }
+  // While on, side `s`'s device drops every packet it is handed and says so
+  // to the stack (XmitResult::kDropped), like a `pfifo limit 0` qdisc.
+  void set_refuse(Side s, bool on) { refuse_[idx(s)] = on; }
 
   // When the next packet becomes deliverable; Time::never() if none waits.
   Time next_delivery() const;
@@ -104,6 +108,9 @@ class MemoryPipe {
    public:
     End(MemoryPipe& pipe, Side side) : pipe_(pipe), side_(side) {}
     void transmit(std::span<const uint8_t> ip_packet) override { pipe_.enqueue(side_, ip_packet); }
+    XmitResult try_transmit(std::span<const uint8_t> ip_packet) override {
+      return pipe_.enqueue(side_, ip_packet);
+    }
     uint32_t mtu() const override { return pipe_.cfg_.mtu; }
 
    private:
@@ -112,7 +119,9 @@ class MemoryPipe {
   };
 
   static size_t idx(Side s) { return static_cast<size_t>(s); }
-  void enqueue(Side from, std::span<const uint8_t> packet);
+  // kDropped only while refusing (set_refuse); oversize, filtered and
+  // tail-dropped packets are lost on the path, which the sender cannot see.
+  XmitResult enqueue(Side from, std::span<const uint8_t> packet);
   // The direction whose head is due first, if any is due by `now`.
   std::optional<Side> due_side(Time now) const;
 
@@ -120,6 +129,7 @@ class MemoryPipe {
   Time now_;
   uint64_t next_order_ = 0;
   Filter filter_;
+  bool refuse_[2] = {false, false};
   End end_a_{*this, Side::A};
   End end_b_{*this, Side::B};
   Fifo q_[2];  // indexed by the sending side

@@ -120,6 +120,12 @@ void Runner::transmit(std::span<const uint8_t> ip_packet) {
     halted_ = Stop{Outcome::kFail, "the engine sent more than 100000 unexpected packets", {}};
 }
 
+XmitResult Runner::try_transmit(std::span<const uint8_t> ip_packet) {
+  if (qdisc_drops_) return XmitResult::kDropped;  // the qdisc's NET_XMIT_DROP
+  transmit(ip_packet);
+  return XmitResult::kSent;
+}
+
 Expected<bool, Stop> Runner::step_engine_once(Time limit) {
   Time d = stack_->next_deadline();
   if (pending_) d = min(d, pending_->wake);

@@ -138,6 +138,9 @@ class Runner : public Netif {
 
   // Netif
   void transmit(std::span<const uint8_t> ip_packet) override;
+  // The device's verdict: while `qdisc_drops_` every packet is dropped
+  // locally and never reaches the script (packetdrill's tun sees nothing).
+  XmitResult try_transmit(std::span<const uint8_t> ip_packet) override;
   uint32_t mtu() const override { return cfg_.mtu; }
 
   // ---- runner.cc ----
@@ -198,6 +201,7 @@ class Runner : public Netif {
   RunResult res_;
   int same_instant_ = 0;
   std::optional<Stop> halted_;  // set from transmit(), which cannot return a Stop
+  bool qdisc_drops_ = false;    // `tc qdisc ... pfifo limit 0` installed (shell.cc)
 };
 
 // The source line `line` (1-based) of `source`, trimmed.

@@ -189,6 +189,7 @@ class Shell {
       return ok();
     }
     if (prog == "tc" && w.size() >= 2 && w[1] == "qdisc") {
+      if (auto drops = qdisc_drops_all(w)) r_.qdisc_drops_ = *drops;
       for (const std::string& x : w)
         if (x == "fq") return set("net.core.default_qdisc", "fq", cmd);  // pacing at the socket's rate
       for (const std::string& x : w)
@@ -197,6 +198,22 @@ class Shell {
       return ok();  // pfifo: the device queue the runner already is
     }
     return std::nullopt;
+  }
+
+  // `tc qdisc add|replace|change dev D root pfifo|bfifo limit 0`: a queue
+  // that holds nothing, so every transmit fails locally (NET_XMIT_DROP), as
+  // gtests use it to emulate qdisc congestion. Deleting the root qdisc or
+  // installing any other one makes the device accept packets again.
+  // nullopt: the command changes no qdisc (show).
+  static std::optional<bool> qdisc_drops_all(const std::vector<std::string>& w) {
+    if (w.size() < 3 || w[2] == "show" || w[2] == "ls") return std::nullopt;
+    if (w[2] == "del" || w[2] == "delete") return false;
+    bool fifo = false;
+    for (size_t i = 3; i < w.size(); ++i) {
+      if (w[i] == "pfifo" || w[i] == "bfifo" || w[i] == "pfifo_head_drop") fifo = true;
+      if (fifo && w[i] == "limit" && i + 1 < w.size() && w[i + 1] == "0") return true;
+    }
+    return false;
   }
 
   Status one(const std::string& cmd) {

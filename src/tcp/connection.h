@@ -216,9 +216,11 @@ class Connection {
   // --- tcp_output.cc
   wire::TcpHeader header(uint8_t flags, Seq32 seq) const;
   void add_ts(wire::TcpHeader& h, Time now) const;
-  void emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload);
-  void send_syn(Time now);
-  void send_synack(Time now);
+  XmitResult emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload);
+  void on_local_drop(Time now);  // tcp_enter_cwr on NET_XMIT_DROP
+  void on_segment_dropped(Time now, SeqRange r, bool retransmit, bool tlp);
+  XmitResult send_syn(Time now);  // the SYN and SYN-ACK stay queued when dropped (tcp_connect ignores it)
+  XmitResult send_synack(Time now);
   void send_ack(Time now);
   void send_rst(Time now, Seq32 seq);
   // tcp_push_pending_frames; `one`: at most one burst (tcp_push_one).
@@ -237,7 +239,8 @@ class Connection {
   bool psh_end(Seq32 end) const;        // a PSH-marked chunk ends at `end`
   uint32_t usable_window() const;
   bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
-  bool retransmit_head(Time now);
+  XmitResult retransmit_head(Time now);
+  void rearm_after_local_drop(Time now);
   void retransmit_lost(Time now);
   void validate_cwnd(Time now, bool sent);  // tcp_cwnd_validate
   uint32_t tcp_options_size() const;
@@ -259,7 +262,8 @@ class Connection {
   void on_loss_probe(Time now);
   void on_reorder_timer(Time now);
   uint32_t tsval(Time now) const { return static_cast<uint32_t>(now.ms()) + ts_offset_; }
-  void arm_persist(Time now);
+  // `when`: instead of tcp_probe0_when (still clamped to TCP_USER_TIMEOUT).
+  void arm_persist(Time now, std::optional<Duration> when = std::nullopt);
   void arm_keepalive(Time now);
   void arm_delack();
   void on_retransmit_timer(Time now);
@@ -273,7 +277,7 @@ class Connection {
   Duration keepalive_idle() const;
   Duration keepalive_intvl() const;
   int keepalive_probes() const;
-  void send_probe(Time now);
+  XmitResult send_probe(Time now);
 
   TcpEnv& env_;
   const uint32_t id_;

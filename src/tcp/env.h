@@ -10,6 +10,7 @@
 #include "weir/addr.h"
 #include "weir/config.h"
 #include "weir/counters.h"
+#include "weir/netif.h"
 #include "weir/time.h"
 #include "weir/trace.h"
 #include "wire/tcp_header.h"
@@ -22,8 +23,10 @@ class TcpEnv {
   virtual const StackConfig& cfg() const = 0;
   virtual Counters& counters() = 0;
   // Sends one segment from `t.local` to `t.remote`; checksums are filled in.
-  virtual void output(const FourTuple& t, const wire::TcpHeader& h,
-                      std::span<const uint8_t> payload, uint8_t tos) = 0;
+  // kDropped: the local device refused it (Linux __tcp_transmit_skb sees
+  // queue_xmit return NET_XMIT_DROP); nothing left the host.
+  virtual XmitResult output(const FourTuple& t, const wire::TcpHeader& h,
+                            std::span<const uint8_t> payload, uint8_t tos) = 0;
   virtual TraceSink* trace() = 0;
   // RFC 5961 §7 / Linux tcp_challenge_ack_limit: a stack-wide budget of
   // challenge ACKs per second. Returns true if one may be sent now.

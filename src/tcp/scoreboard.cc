@@ -251,6 +251,11 @@ Expected<uint32_t, ScoreboardError> Scoreboard::on_retransmit(SeqRange range, ui
     const uint32_t n = ring_at(i);
     ScoreboardEntry& e = slab_[n].e;
     if (e.sacked()) continue;
+    if (kind == RetransmitKind::kFailed) {  // never left the host: no time, no HighRxt
+      add_flags(e, sb_flag::kEverRetrans);
+      ++marked;
+      continue;
+    }
     e.xmit_time = now;
     e.rate = rate;
     e.mss = mss;

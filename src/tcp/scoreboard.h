@@ -156,6 +156,8 @@ const char* to_string(ScoreboardError e);
 enum class RetransmitKind : uint8_t {
   kNormal,  // counted in retrans_out (Linux tcp_retransmit_skb())
   kProbe,   // TLP probe: EVER_RETRANS only (Linux tcp_send_loss_probe())
+  kFailed,  // dropped by the local device: EVER_RETRANS only, nothing else
+            // changes (Linux __tcp_retransmit_skb when tcp_transmit_skb fails)
 };
 
 class Scoreboard {

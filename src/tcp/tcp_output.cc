@@ -40,7 +40,7 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
   if (ts_ok_) h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, ts_recent_};
 }
 
-void Connection::emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload) {
+XmitResult Connection::emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload) {
   if (!h.has(SYN)) {
     h.window = rcv_.select_window(env_.counters());
     if (sack_ok_ && !h.has(RST)) {
@@ -51,16 +51,63 @@ void Connection::emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> pay
     }
   }
   const uint8_t ecn = h.has(SYN) ? 0 : ecn_send(h, payload.size());  // RFC 3168 §6.1.1: SYNs are not-ECT
-  env_.output(tuple_, h, payload, ecn);
+  const XmitResult r = env_.output(tuple_, h, payload, ecn);
+  // Linux __tcp_transmit_skb counts TCP_MIB_OUTSEGS and segs_out and runs
+  // tcp_event_ack_sent before queue_xmit: a segment the device drops still
+  // counts, and a dropped ACK is not sent again (__tcp_send_ack ignores the
+  // error; the next segment carries the acknowledgment).
   env_.counters().inc(Counter::TcpOutSegs);
   ++segs_out_;
   if (h.has(ACK) && synchronized_rcv_) {
     rcv_.on_ack_sent(now);
     timers_.cancel(TimerKind::kDelAck);
   }
+  if (r == XmitResult::kDropped) on_local_drop(now);
+  return r;
 }
 
-void Connection::send_syn(Time now) {
+// Linux __tcp_transmit_skb: queue_xmit returned NET_XMIT_DROP (err > 0), so
+// tcp_enter_cwr() before net_xmit_eval() passes the error up: local
+// congestion is congestion (prior_ssthresh = 0 even when already reducing,
+// so the reduction cannot be undone). Not before the handshake completes:
+// the congestion state is set up at ESTABLISHED (tcp_init_transfer).
+void Connection::on_local_drop(Time now) {
+  if (!synchronized() || state_ == State::kSynReceived) return;
+  const uint32_t prior_reductions = rec_.reductions();
+  rec_.enter_cwr(now, snd_.nxt, *cc_, ccs_);
+  ecn_after_recovery(prior_reductions, false);  // tcp_init_cwnd_reduction -> tcp_ecn_queue_cwr
+  if (ca_state_ != rec_.ca_state()) {
+    ca_state_ = rec_.ca_state();
+    trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
+  }
+}
+
+// A segment of [seq, end) the device dropped (Linux __tcp_transmit_skb
+// returned > 0). New data stays unsent: tcp_write_xmit breaks before
+// tcp_event_new_data_sent, so SND.NXT, packets_out and the timers are left
+// alone. A retransmission was counted before queue_xmit (TCP_MIB_RETRANSSEGS,
+// total_retrans, bytes_retrans in __tcp_retransmit_skb), is marked
+// EVER_RETRANS (no RTT sample from a transmission that never happened) and
+// counts TcpExtTCPRetransFail, but never TCPCB_RETRANS / retrans_out
+// (tcp_retransmit_skb does that only on success); the undo stamp and
+// undo_retrans still see the attempt ("first (attempted) retransmit").
+void Connection::on_segment_dropped(Time now, SeqRange r, bool retransmit, bool tlp) {
+  if (!r.empty()) {  // __tcp_transmit_skb: data_segs_out and bytes_sent before queue_xmit
+    bytes_sent_ += r.len();
+    ++data_segs_out_;
+  }
+  if (!retransmit) return;
+  Counters& c = env_.counters();
+  c.inc(Counter::TcpRetransSegs);
+  c.inc(Counter::TcpExtTCPRetransFail);
+  ++total_retrans_;
+  bytes_retrans_ += r.len();
+  if (r.empty()) return;
+  auto pkts = sb_.on_retransmit(r, mss_cache_, now, {}, RetransmitKind::kFailed);
+  if (pkts && !tlp) rec_.on_retransmit_failed(*pkts, tsval(now));
+}
+
+XmitResult Connection::send_syn(Time now) {
   const StackConfig& cfg = env_.cfg();
   wire::TcpHeader h = header(SYN, snd_.iss);
   h.options.mss = static_cast<uint16_t>(advmss_);
@@ -70,12 +117,13 @@ void Connection::send_syn(Time now) {
     h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, 0};
   h.window = rcv_.syn_window();  // RFC 7323 §2.2: never scaled
   ecn_send_syn(h);
-  emit(now, h, {});
+  const XmitResult r = emit(now, h, {});
   snd_.nxt = snd_.iss + 1;
   snd_max_ = seq_max(snd_max_, snd_.nxt);
+  return r;
 }
 
-void Connection::send_synack(Time now) {
+XmitResult Connection::send_synack(Time now) {
   wire::TcpHeader h = header(SYN | ACK, snd_.iss);
   h.options.mss = static_cast<uint16_t>(advmss_);
   if (wscale_ok_) h.options.wscale = rcv_wscale_offer_;
@@ -83,9 +131,10 @@ void Connection::send_synack(Time now) {
   add_ts(h, now);
   h.window = rcv_.syn_window();
   if (ecn_.ok) h.flags |= ECE;  // RFC 3168 §6.1.1: an ECN-setup SYN-ACK (ECE, not CWR)
-  emit(now, h, {});
+  const XmitResult r = emit(now, h, {});
   snd_.nxt = snd_.iss + 1;
   snd_max_ = seq_max(snd_max_, snd_.nxt);
+  return r;
 }
 
 void Connection::send_ack(Time now) {
@@ -144,7 +193,10 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   wire::TcpHeader h = header(flags, seq);
   add_ts(h, now);
   const bool was_idle = sb_.packets_out() == 0;
-  emit(now, h, std::span<const uint8_t>(buf.data(), len));
+  if (emit(now, h, std::span<const uint8_t>(buf.data(), len)) == XmitResult::kDropped) {
+    on_segment_dropped(now, SeqRange{seq, end}, retransmit, tlp);
+    return false;
+  }
   Counters& c = env_.counters();
   if (len > 0) {
     // Linux tcp_rate_skb_sent(): every transmission snapshots the delivery
@@ -323,23 +375,22 @@ void Connection::validate_cwnd(Time now, bool sent) {
   chrono_sndbuf_check(now);
 }
 
-// RFC 6298 (5.4) / RFC 5681 §3.2: retransmit the earliest unacknowledged segment.
-bool Connection::retransmit_head(Time now) {
-  if (state_ == State::kSynSent) {
-    send_syn(now);
+// RFC 6298 (5.4) / RFC 5681 §3.2: retransmit the earliest unacknowledged
+// segment. kDropped: the local device refused it (Linux tcp_retransmit_skb
+// returned > 0); nothing to resend also reports kSent, as before.
+XmitResult Connection::retransmit_head(Time now) {
+  if (state_ == State::kSynSent || state_ == State::kSynReceived) {
+    // __tcp_retransmit_skb counts TCP_MIB_RETRANSSEGS before the transmit.
     env_.counters().inc(Counter::TcpRetransSegs);
-    return true;
-  }
-  if (state_ == State::kSynReceived) {
-    send_synack(now);
-    env_.counters().inc(Counter::TcpRetransSegs);
-    return true;
+    const XmitResult r = state_ == State::kSynSent ? send_syn(now) : send_synack(now);
+    if (r == XmitResult::kDropped) env_.counters().inc(Counter::TcpExtTCPRetransFail);
+    return r;
   }
   uint32_t len = 0;
   if (!sb_.empty()) len = std::min(sb_.at(0).seq.len(), mss_cache_);
   const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && snd_.una + len == write_seq_;
-  if (len == 0 && !fin) return false;
-  return send_one(now, snd_.una, len, fin, true);
+  if (len == 0 && !fin) return XmitResult::kSent;
+  return send_one(now, snd_.una, len, fin, true) ? XmitResult::kSent : XmitResult::kDropped;
 }
 
 // RFC 6675 §5 (NextSeg rule 1) / Linux tcp_xmit_retransmit_queue: resend

@@ -156,13 +156,14 @@ void Connection::on_reorder_timer(Time now) {
   }
 }
 
-void Connection::arm_persist(Time now) {
+void Connection::arm_persist(Time now, std::optional<Duration> when) {
   timers_.retransmit_mode = RetransmitMode::kProbe0;
   // Linux tcp_probe0_when: max(RTO, 200 ms) doubled per probe, at most rto_max.
   Duration base = std::max(rtt_.rto(), rtt_.rto_min());
   Duration d = base;
   for (int i = 0; i < backoff_ && d < rtt_.rto_max(); ++i) d = d * 2;
   d = std::min(d, rtt_.rto_max());
+  if (when) d = *when;
   // Linux tcp_clamp_probe0_to_user_timeout: wake when TCP_USER_TIMEOUT runs
   // out (at least TCP_TIMEOUT_MIN, 2 jiffies ~ 2 ms, later).
   if (opts_.user_timeout_ms && !probes_tstamp_.is_never()) {
@@ -231,11 +232,29 @@ void Connection::on_syn_rto(Time now) {
     return;
   }
   ++retransmits_;
-  ++backoff_;
   ++total_retrans_;
   env_.counters().inc(Counter::TcpExtTCPSynRetrans);
-  retransmit_head(now);
+  if (retransmit_head(now) == XmitResult::kDropped) {
+    // Linux gives up on a SYN by time (retransmits_timed_out over
+    // tcp_syn_retries' backed-off span), weir by count: a failed attempt is
+    // not counted, so a dropping device cannot exhaust the retries in 3 s.
+    --retransmits_;
+    rearm_after_local_drop(now);
+    return;
+  }
+  ++backoff_;
   arm_rto(now);
+}
+
+// Linux tcp_retransmit_timer: tcp_retransmit_skb() > 0 means local
+// congestion (the device dropped the retransmission): no backoff, and the
+// timer retries in TCP_RESOURCE_PROBE_INTERVAL (HZ/2), "let senders fight
+// for local resources conservatively". icsk_retransmits still counted the
+// attempt (tcp_update_rto_stats, Linux >= 6.3), so TCP_USER_TIMEOUT and
+// tcp_retries2 run on.
+void Connection::rearm_after_local_drop(Time now) {
+  timers_.retransmit_mode = RetransmitMode::kRto;
+  timers_.arm(TimerKind::kRetransmit, now + kResourceProbeInterval);
 }
 
 // RFC 6298 (5.4)-(5.6) and Linux tcp_retransmit_timer/tcp_enter_loss.
@@ -278,8 +297,11 @@ void Connection::on_rto(Time now) {
   // pacing say; the rest of the lost queue follows on ACKs. (Packets RACK
   // kept unmarked can fill cwnd 1, and a timeout that sends nothing would
   // only back off, up to 120 s, with the hole never repaired.)
-  retransmit_head(now);
-  ++retransmits_;
+  ++retransmits_;  // Linux tcp_update_rto_stats, before the attempt
+  if (retransmit_head(now) == XmitResult::kDropped) {
+    rearm_after_local_drop(now);
+    return;
+  }
   ++backoff_;
   arm_rto(now);
 }
@@ -310,16 +332,21 @@ void Connection::on_probe0(Time now) {
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;
   }
-  send_probe(now);
+  const XmitResult r = send_probe(now);
+  // Linux tcp_send_probe0: a probe the device dropped still counts in
+  // icsk_probes_out (so tcp_retries2 and TCP_USER_TIMEOUT run on), but does
+  // not back off: the next try comes after TCP_RESOURCE_PROBE_INTERVAL,
+  // clamped to what is left of the user timeout.
   ++probes_out_;
-  if (backoff_ < env_.cfg().tcp_retries2) ++backoff_;
+  if (r == XmitResult::kSent && backoff_ < env_.cfg().tcp_retries2) ++backoff_;
   env_.counters().inc(Counter::TcpExtTCPWinProbe);
-  if (snd_.nxt == snd_.una) arm_persist(now);
+  if (snd_.nxt == snd_.una)
+    arm_persist(now, r == XmitResult::kDropped ? std::optional(kResourceProbeInterval) : std::nullopt);
 }
 
 // Linux tcp_write_wakeup: data up to the window if it has opened, else a
 // segment the peer must ACK: SEG.SEQ = SND.UNA - 1, no data.
-void Connection::send_probe(Time now) {
+XmitResult Connection::send_probe(Time now) {
   const uint32_t room = usable_window();
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
   if (room > 0 && unsent > 0) {
@@ -329,12 +356,11 @@ void Connection::send_probe(Time now) {
     const size_t ci = chunk_index(snd_.nxt);
     const uint32_t to_end = ci < chunks_.size() ? seq_len(snd_.nxt, chunks_[ci].end) : unsent;
     const uint32_t len = std::min({room, unsent, mss_cache_, std::max<uint32_t>(to_end, 1)});
-    send_one(now, snd_.nxt, len, false, false, false, true);
-    return;
+    return send_one(now, snd_.nxt, len, false, false, false, true) ? XmitResult::kSent : XmitResult::kDropped;
   }
   wire::TcpHeader h = header(ACK, snd_.una - 1);
   add_ts(h, now);
-  emit(now, h, {});
+  return emit(now, h, {});
 }
 
 void Connection::on_delack(Time now) {
@@ -367,9 +393,16 @@ void Connection::on_keepalive(Time now) {
     done(now, Errc::kTimedOut);
     return;
   }
-  send_probe(now);
-  ++probes_out_;
+  // Linux tcp_keepalive_timer: a keepalive the device dropped is neither
+  // counted as unanswered nor waited for: "try harder" after
+  // TCP_RESOURCE_PROBE_INTERVAL.
+  // (tcp_xmit_probe_skb counts TCPKeepAlive before the transmit.)
   env_.counters().inc(Counter::TcpExtTCPKeepAlive);
+  if (send_probe(now) == XmitResult::kDropped) {
+    timers_.arm(TimerKind::kKeepalive, now + kResourceProbeInterval);
+    return;
+  }
+  ++probes_out_;
   timers_.arm(TimerKind::kKeepalive, now + keepalive_intvl());
 }
 

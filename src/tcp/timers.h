@@ -23,6 +23,10 @@ enum class TimerKind : uint8_t {
 // What the shared transmit slot is armed for (Linux ICSK_TIME_*).
 enum class RetransmitMode : uint8_t { kRto, kLossProbe, kReorder, kProbe0 };
 
+// Linux TCP_RESOURCE_PROBE_INTERVAL (HZ/2): how soon a retransmission,
+// window probe or keepalive the local device dropped is tried again.
+inline constexpr Duration kResourceProbeInterval = Duration::ms(500);
+
 const char* to_string(TimerKind k);
 
 class TimerSet {

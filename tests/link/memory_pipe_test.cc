@@ -110,6 +110,33 @@ TEST(MemoryPipe, BoundedQueueCountsTailDrops) {
   EXPECT_EQ(got[2].tag, 2);  // the first three survive
 }
 
+TEST(MemoryPipe, RefusingDeviceReportsLocalDropsUntilItAcceptsAgain) {
+  MemoryPipe p({.delay = Duration::ms(1)});
+  p.set_refuse(Side::A, true);
+  EXPECT_EQ(p.a().try_transmit(pkt(1)), XmitResult::kDropped);
+  EXPECT_EQ(p.b().try_transmit(pkt(2)), XmitResult::kSent);  // only A's device refuses
+  EXPECT_EQ(p.queued(Side::A), 0u);
+  EXPECT_EQ(p.stats(Side::A).dropped_refused, 1u);
+  EXPECT_EQ(p.stats(Side::A).sent, 0u);
+  p.set_refuse(Side::A, false);
+  EXPECT_EQ(p.a().try_transmit(pkt(3)), XmitResult::kSent);
+  auto got = deliver(p, at(1));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].tag, 2);
+  EXPECT_EQ(got[1].tag, 3);
+}
+
+TEST(MemoryPipe, PathLossIsNotReportedToTheSender) {
+  MemoryPipe p({.mtu = 100, .queue_limit = 1});
+  p.set_filter([](Side, std::span<const uint8_t> b) { return b[0] != 9; });
+  EXPECT_EQ(p.a().try_transmit(pkt(1, 101)), XmitResult::kSent);  // oversize: lost on the path
+  EXPECT_EQ(p.a().try_transmit(pkt(9)), XmitResult::kSent);       // filtered: lost on the path
+  EXPECT_EQ(p.a().try_transmit(pkt(2)), XmitResult::kSent);
+  EXPECT_EQ(p.a().try_transmit(pkt(3)), XmitResult::kSent);       // tail drop in the pipe
+  EXPECT_EQ(p.stats(Side::A).dropped_full, 1u);
+  EXPECT_EQ(p.stats(Side::A).dropped_refused, 0u);
+}
+
 TEST(MemoryPipe, DropsPacketsLargerThanMtu) {
   MemoryPipe p({.mtu = 100});
   EXPECT_EQ(p.a().mtu(), 100u);

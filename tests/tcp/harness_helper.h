@@ -18,9 +18,21 @@ namespace weir::test {
 class CaptureNetif : public Netif {
  public:
   void transmit(std::span<const uint8_t> p) override { out.emplace_back(p.begin(), p.end()); }
+  // While `drop_all`, the device refuses every packet (a `pfifo limit 0`
+  // qdisc): nothing is captured and the stack is told.
+  XmitResult try_transmit(std::span<const uint8_t> p) override {
+    if (drop_all) {
+      ++dropped;
+      return XmitResult::kDropped;
+    }
+    transmit(p);
+    return XmitResult::kSent;
+  }
   uint32_t mtu() const override { return mtu_; }
   std::deque<std::vector<uint8_t>> out;
   uint32_t mtu_ = 1500;
+  bool drop_all = false;
+  uint64_t dropped = 0;
 };
 
 struct Tx {

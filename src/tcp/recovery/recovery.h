@@ -142,6 +142,13 @@ class RecoveryMachine {
   // Each retransmission the engine sends (not TLP probes): undo evidence
   // (retrans_stamp at `tsval`) and PRR's prr_out.
   void on_retransmit(uint32_t packets, uint32_t tsval);
+  // A retransmission the local device dropped (Linux tcp_retransmit_skb
+  // failing): total_retrans and the undo stamp count the attempt; PRR's
+  // prr_out does not (tcp_xmit_retransmit_queue stops before it).
+  void on_retransmit_failed(uint32_t packets, uint32_t tsval) {
+    total_retrans_ += packets;
+    undo_.on_retransmit(packets, tsval);
+  }
   // New data sent: PRR's prr_out while reducing.
   void on_sent(uint32_t packets) { if (in_cwnd_reduction()) prr_.on_sent(packets); }
   // A TLP probe went out (RFC 8985 §7.3).
