@@ -67,9 +67,9 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(emu_echo 400 ${_interop}/emu_weir.sh echo)
   # Seed 004 shortened: weir CUBIC's slow-start exit on the seed's path
   # (50 Mbit/s, 150 ms, 619 packets) through weir emu, by a HyStart detector
-  # within [BDP/2, BDP + queue]; up to 3 attempts of ~10 s (hystart_exit.sh
-  # explains why that is robust on a loaded machine).
-  weir_interop(hystart_exit 120 ${_interop}/hystart_exit.sh)
+  # within [BDP/2, 2.2 BDP] (this round or the next); up to 4 attempts of
+  # ~10-15 s (hystart_exit.sh explains how robust that is under load).
+  weir_interop(hystart_exit 150 ${_interop}/hystart_exit.sh)
   if(WEIR_SANITIZE)
     # Timing is not what that build checks: the exit is printed, the
     # transfer and weir's own records are checked, the band is not.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Seed 004 replayed for real, shortened (bench/seed004.sh is the full
-# experiment): weir CUBIC sends HYSTART_MB megabytes (default 4: slow start ends
-# by ~1.9 MB at the BDP; an exit a round late would come after ~5.5 MB and
-# fails the attempt either way) through `weir emu`
+# experiment): weir CUBIC sends HYSTART_MB megabytes (default 6: an exit
+# at the BDP comes after ~1.9 MB, one a round later after ~3.8 MB; any
+# later exit fails the attempt either way) through `weir emu`
 # configured as the seed's path, 50 Mbit/s, 75 ms each way, 619-packet
 # drop-tail queue, no random loss, to curl (Linux) whose receive buffer
 # starts at 16 MB so the window never limits the sender.
@@ -11,47 +11,52 @@
 # hystart_exit:REASON@CWND, sampled while the transfer runs, cross-checked
 # with weir's MIB TcpExtTCPHystart{Train,Delay}{Detect,Cwnd}):
 #  - slow start ends by a HyStart detector (ack-train or delay), not by a
-#    loss, and nothing had been retransmitted when the exit was seen;
-#  - at a cwnd within [BDP/2, BDP + queue], BDP computed from the link
-#    file: 50e6 b/s * 0.150 s / (8 * 1500 B) = 625 packets, queue 619.
-#    The ACK train ends slow start when one round's ACKs span delay_min/2,
-#    i.e. at cwnd ~BDP (lab: 636; the seed's Linux: 632; weir on this path
-#    in session 4: 637-638); the delay detector fires once the standing
-#    queue adds 16 ms to the RTT, which slow start reaches within the round
-#    after cwnd passes the BDP. Below BDP/2 the exit was premature (a
-#    detector misreading the path); above BDP + queue the path's capacity
-#    was exceeded and only a loss could have stopped slow start.
+#    loss (a loss first would have made weir record "loss": the record is
+#    sticky), and nothing had been retransmitted when the exit was seen;
+#  - in the round where cwnd crosses the path's BDP or the one after: at a
+#    cwnd within [BDP/2, 2.2 BDP], BDP from the link file:
+#    50e6 b/s * 0.150 s / (8 * 1500 B) = 625 packets. The ACK train ends
+#    slow start when one round's ACKs span delay_min/2, i.e. at cwnd ~BDP
+#    (lab: 636; the seed's Linux: 632; weir here: 636-639). If a gap breaks
+#    that round's train, the round doubles cwnd to ~2 BDP and builds a
+#    standing queue of ~BDP/2 packets (75 ms, well over the 16 ms delay
+#    threshold), which the delay detector sees in the first ACKs of the next
+#    round: exit at ~2.06 BDP (1288 measured, nothing retransmitted). Below
+#    BDP/2 a detector misread the path (a stall faking 16 ms of queue);
+#    beyond 2.2 BDP the exit came two rounds late, after the 619-packet
+#    queue had overflowed (BDP + queue = 1244), and the band was missed.
 #  - the transfer is byte-exact (sha256).
 #
-# Why this is robust on a loaded machine: the band is a factor of two wide
-# either side where weir's own result is within 2 % of the BDP; the
-# assertions read weir's own record of what it decided, not timing
-# measured from outside. Load can still break one round's ACK train (a gap
-# over hystart_ack_delta, 2 ms, anywhere in the 75 ms train: the detector
-# then fires a round later at ~2 BDP, or a loss ends slow start) or fake a
-# delay (a stall over 16 ms at the start of a round, exit far below BDP/2):
-# session 4 saw weir exit in the band in 3 of 4 runs at load 1.4-1.9. So the
-# test makes up to ATTEMPTS (default 3) runs, each with a fresh emulator and
-# a fresh weir, and passes at the first in-band exit; every run's result
-# and the emulator's timing are printed. weir and the emulator run under
-# SCHED_FIFO (weir 40 below the emulator's 50, as bench/seed004.sh does), so
-# the shared machine's other work delays them least.
+# How robust this is on a loaded machine: the assertions read weir's own
+# record of what it decided, not timing measured from outside, and accept
+# both detectors; weir and the emulator run under SCHED_FIFO (weir 40 below
+# the emulator's 50, as bench/seed004.sh does) and ctest runs the test
+# alone (RUN_SERIAL). What load can still do is break the ACK train in two
+# consecutive rounds or fake a delay, so the test makes up to ATTEMPTS
+# (default 4) runs, each with a fresh emulator and a fresh weir, passes at
+# the first in-band exit, and prints every run's exit and the emulator's
+# timing. Measured (30 Nov, GCC build): load 15 on the 2-core VM, 5 of 5
+# runs by ACK train at 636-639; load 23-24, delay at 1288 (in band) and at
+# 2493 and 2541 (both two rounds late, after the queue overflowed). So it
+# holds where CI runs it (an otherwise idle machine, the test alone), and
+# fails on a machine loaded past ~10 runnable tasks per core.
 #
 # HYSTART_CHECK=consistency (the sanitizer build's registration) keeps the
-# transfer, the ss/MIB agreement and "an exit was recorded" but not the
-# band: under ASan+UBSan weir handles each ACK 5-10x slower, reads larger
-# batches stamped with one clock reading, and so sees gaps in the ACK train
-# that the path does not have (measured: delay exits at 1288 and 1437, one
-# loss exit, in 3 of 3 runs).
+# transfer, the ss/MIB agreement and "an exit was recorded", not the band:
+# under ASan+UBSan weir handles each ACK several times slower and reads
+# larger batches stamped with one clock reading, so its RTT samples carry
+# its own processing delay (measured, Debug ASan build at load 23: delay
+# at 328, just inside the band; an older ASan binary: delay at 1288, 1437,
+# loss at 2454).
 set -u
 . "$(dirname "$0")/lib.sh"
 interop_init hystart
 command -v curl >/dev/null || interop_skip "no curl"
-MB=${HYSTART_MB:-4}
-ATTEMPTS=${ATTEMPTS:-3}
+MB=${HYSTART_MB:-6}
+ATTEMPTS=${ATTEMPTS:-4}
 RATE_BPS=50000000 OWD_MS=75 QUEUE=619 PKT=1500
 BDP=$((RATE_BPS * 2 * OWD_MS / 1000 / 8 / PKT))  # packets in flight that fill the pipe: 625
-LO=$((BDP / 2)) HI=$((BDP + QUEUE))
+LO=$((BDP / 2)) HI=$((BDP * 22 / 10))
 A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24; tun_add "$B" tb 10.9.0.2/24
 ip -n "$A" route add 192.0.2.0/24 via 10.9.0.2 dev ta
