@@ -4,7 +4,10 @@
 # interop_*: weir on TUN devices against Linux's TCP (curl, nc, python's
 # http.server, weir emu) in private network namespaces. They need root and
 # /dev/net/tun and report SKIPPED (exit 77) without them. Each is bounded by
-# a ctest timeout; the whole label runs in about N minutes.
+# a ctest timeout. The whole label with ctest -j2 on the shared 2-core VM
+# (load 17-24 from other builds): 472 s wall, 849 s of test time (GCC
+# RelWithDebInfo); 341 s wall, 623 s of test time (clang Debug ASan+UBSan,
+# the CI asan preset's build type). On CI's otherwise idle machine less.
 add_executable(test_driver ${CMAKE_CURRENT_SOURCE_DIR}/interop/driver_unit.cc ${CMAKE_CURRENT_SOURCE_DIR}/interop/tun_unit.cc)
 target_link_libraries(test_driver PRIVATE weir GTest::gtest GTest::gtest_main)
 gtest_discover_tests(test_driver DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 PROPERTIES LABELS driver)
@@ -21,16 +24,16 @@ if(WEIR_INTEROP_TESTS)
   # from python's http.server, for every combination of Linux's tcp_sack,
   # tcp_timestamps and tcp_window_scaling (default, each off, all off); each
   # test does IPv4 then IPv6 (serve.sh), http also a range and a kept-alive
-  # second request. Measured (GCC, RelWithDebInfo, 2-core VM at load 12-15):
-  # http 12-18 s, fetch 20-25 s per combination.
-  # Sanitizer build (WEIR_SANITIZE, weir 5-10x slower; measured 2.5-5 MB/s
-  # through ASan+UBSan weir): only `default` runs at 100 MB, the other four
-  # combinations at 20 MB. That build is there to find memory errors, which
-  # the same code paths show at 20 MB (each still ~14,000 segments per
-  # transfer, many receive-window updates and wraps of the buffers); the
-  # GCC build proves the issue's size for every combination. A 100 MB
-  # combination takes ~35 s (http) and ~75 s (fetch) under ASan, so all ten
-  # would add ~10 minutes to each CI run.
+  # second request. Measured (GCC, RelWithDebInfo, ctest -j2 on the 2-core
+  # VM at load 17-18): http 35-53 s, fetch 50-63 s per combination.
+  # Sanitizer build (WEIR_SANITIZE; weir several times slower per packet):
+  # only `default` runs at 100 MB, the other four combinations at 20 MB.
+  # That build is there to find memory errors, which the same code paths
+  # show at 20 MB (each still ~14,000 segments per transfer, many
+  # receive-window updates and wraps of the buffers); the GCC build proves
+  # the issue's size for every combination. Measured (clang Debug ASan+UBSan,
+  # load 23): default at 100 MB http 64 s, fetch 55 s; the 20 MB ones
+  # 16-37 s. All ten at 100 MB would add ~7 minutes of test time per CI run.
   if(WEIR_SANITIZE)
     set(_combo_mb 20)
     set(_xt 150)      # one transfer's limit (serve.sh XT), seconds
