@@ -338,10 +338,19 @@ Status Runner::inject(const Event& e, const PacketSpec& p) {
   return send_inbound(e, p, h, ip);
 }
 
-// Hands the packet to the stack; with --mss a super-packet arrives as
-// MSS-sized segments (GRO undone).
+// Hands the packet to the stack. With --mss a longer packet is a GRO
+// super-packet (packetdrill cooks it with gso_size = mss): Linux's receiver
+// takes it as one skb, answers it with one ACK decision
+// (__tcp_ack_snd_check after the whole skb) and counts rcv_mss from
+// gso_size. Fed as separate segments, weir's engine would ACK the first at
+// once (quick-ACK mode) and the script's single ACK could not match: such
+// a script skips until the engine has a batched (GRO) input.
 Status Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip) {
-  uint32_t seg = (cfg_.mss != 0 && p.len > cfg_.mss) ? cfg_.mss : std::max<uint32_t>(p.len, 1);
+  if (cfg_.mss != 0 && p.len > cfg_.mss)
+    return stop(Outcome::kSkip, fmt::format("an inbound GRO super-packet ({} bytes, gso_size {} from --mss) is not "
+                                            "modelled: Linux ACKs it as one skb",
+                                            p.len, cfg_.mss));
+  uint32_t seg = std::max<uint32_t>(p.len, 1);
   uint32_t sent = 0;
   do {
     uint32_t n = std::min(seg, p.len - sent);
