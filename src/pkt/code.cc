@@ -4,6 +4,7 @@
 // (so variables carry from block to block). An assertion names its line.
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
 #include <unistd.h>
 
@@ -52,7 +53,7 @@ std::vector<std::pair<const char*, uint64_t>> fields(const TcpInfo& i) {
 }
 
 // Names packetdrill's generated python defines before the blocks.
-constexpr const char* kPrelude = R"(import sys, textwrap
+constexpr const char* kPrelude = R"py(import sys, textwrap
 TCP_CA_Open, TCP_CA_Disorder, TCP_CA_CWR, TCP_CA_Recovery, TCP_CA_Loss = 0, 1, 2, 3, 4
 TCPI_OPT_TIMESTAMPS, TCPI_OPT_SACK, TCPI_OPT_WSCALE, TCPI_OPT_ECN = 1, 2, 4, 8
 TCPI_OPT_ECN_SEEN, TCPI_OPT_SYN_DATA, TCPI_OPT_USEC_TS = 16, 32, 64
@@ -65,12 +66,22 @@ def _weir_block(line, src):
         # block ending in a backslash continues onto an empty line: add it.
         exec(compile(textwrap.dedent(src.lstrip("\n")) + "\n", "line %d" % line, "exec"), globals())
     except AssertionError as e:
-        print("line %d: assertion failed: %s" % (line, e))
+        # Name the failing statement and its script line, not just the
+        # value the assert printed.
+        tb = sys.exc_info()[2]
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        body = textwrap.dedent(src.lstrip("\n")).splitlines()
+        at = tb.tb_lineno
+        lead = len(src) - len(src.lstrip("\n"))
+        stmt = body[at - 1].strip() if 0 < at <= len(body) else "assert"
+        got = (" (got %s)" % e) if str(e) else ""
+        print("line %d: assertion failed: %s%s at line %d" % (line, stmt, got, line + lead + at - 1))
         sys.exit(1)
     except Exception as e:
         print("line %d: %s: %s" % (line, type(e).__name__, e))
         sys.exit(2)
-)";
+)py";
 
 std::string py_string(const std::string& s) {
   std::string out = "'";
@@ -140,11 +151,21 @@ Status Runner::run_code_blocks() {
     return stop(Outcome::kSkip, fmt::format("{} is not available for the %{{ }}% blocks", opt_.python));
   if (status != 0) {
     while (!output.empty() && output.back() == '\n') output.pop_back();
+    // The failure is the last line (the prelude prints it, then exits);
+    // what the blocks printed before it becomes detail.
+    const size_t nl = output.rfind('\n');
+    const std::string reason = nl == std::string::npos ? output : output.substr(nl + 1);
+    std::vector<std::string> printed;
+    if (nl != std::string::npos) {
+      std::string before = output.substr(0, nl);
+      std::replace(before.begin(), before.end(), '\n', ' ');
+      printed.push_back("the blocks printed: " + before);
+    }
     int line = 0;
-    std::sscanf(output.c_str(), "line %d", &line);
+    std::sscanf(reason.c_str(), "line %d", &line);
     for (const Event& e : script_.events)
       if (e.pos.line == line) cur_ = &e;
-    return stop(Outcome::kFail, output.empty() ? "%{ }% block failed" : output);
+    return stop(Outcome::kFail, reason.empty() ? "%{ }% block failed" : reason, printed);
   }
   return ok();
 }
