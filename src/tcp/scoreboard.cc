@@ -350,7 +350,26 @@ std::optional<size_t> Scoreboard::find(Seq32 s) const {
   return i;
 }
 
+// Linux tcp_xmit_retransmit_queue keeps retransmit_skb_hint past what it
+// has resent. A caller asking from above the hint (the retransmission loop,
+// after resending the packets at the hint) first moves the hint over the
+// packets below `from` that are no longer lost-and-unsent, so neither this
+// walk nor the next ACK's rescans them: each packet is passed once per time
+// the hint moves back (note_lost_candidate), not once per call.
+void Scoreboard::advance_lost_hint(Seq32 from) const {
+  size_t i = lower_bound_end(lost_hint_);
+  for (; i < size() && at(i).seq.begin < from; ++i) {
+    const ScoreboardEntry& e = at(i);
+    if (e.lost() && !e.retrans() && !e.sacked()) {
+      lost_hint_ = e.seq.begin;
+      return;
+    }
+  }
+  lost_hint_ = i < size() ? at(i).seq.begin : high_data_;
+}
+
 std::optional<size_t> Scoreboard::next_lost(Seq32 from) const {
+  if (lost_hint_ < from) advance_lost_hint(from);
   const bool from_hint = from <= lost_hint_;
   for (size_t i = lower_bound_end(seq_max(from, lost_hint_)); i < size(); ++i) {
     const ScoreboardEntry& e = at(i);

@@ -321,6 +321,7 @@ class Scoreboard {
     if (e.lost() && !e.retrans() && !e.sacked() && e.seq.begin < lost_hint_) lost_hint_ = e.seq.begin;
   }
   void finish_rtt(AckResult& r, Time now) const;
+  void advance_lost_hint(Seq32 from) const;
 
   // Per-ACK scratch (reset by on_ack).
   struct AckScratch {
