@@ -229,8 +229,6 @@ class Connection {
   bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp = false,
                 std::optional<bool> psh = std::nullopt);
   bool send_burst(Time now, uint32_t mss, bool more);
-  // tso_defer.cc: Linux tcp_tso_should_defer for the next unsent skb.
-  bool tso_should_defer(Time now, uint32_t mss, bool* cwnd_limited) const;
   uint32_t tso_segs() const;
   uint32_t size_goal() const;
   void prune_chunks();
@@ -303,7 +301,6 @@ class Connection {
   bool syn_data_ = false;
   bool synchronized_rcv_ = false;
   bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once
-  bool defer_cwnd_limited_ = false;  // the last tcp_write_xmit pass deferred for cwnd
 
   // The write queue's chunks as Linux cuts it into skbs (tcp_sendmsg_locked):
   // where each ends, whether it carries PSH (tcp_mark_push) and whether it is

@@ -345,9 +345,7 @@ void Connection::push(Time now, bool more, bool one) {
   const uint32_t mss = mss_cache_;
   const bool had_unsent = snd_.nxt != write_seq_;
   bool sent_new = false;
-  defer_cwnd_limited_ = false;
-  // Linux tcp_write_xmit: tcp_tso_should_defer, except for tcp_push_one.
-  while ((one || !tso_should_defer(now, mss, &defer_cwnd_limited_)) && send_burst(now, mss, more)) {
+  while (send_burst(now, mss, more)) {
     sent_new = true;
     if (one) break;
   }
@@ -365,7 +363,7 @@ void Connection::push(Time now, bool more, bool one) {
 // Linux tcp_write_xmit's tail: tcp_cwnd_validate after a pass that sent or
 // found the congestion window full (RFC 7661; cc::cwnd_validate).
 void Connection::validate_cwnd(Time now, bool sent) {
-  const bool cwnd_limited = sb_.in_flight() >= ccs_.snd_cwnd || defer_cwnd_limited_;
+  const bool cwnd_limited = sb_.in_flight() >= ccs_.snd_cwnd;
   if (!sent && !cwnd_limited) return;
   const StackConfig& cfg = env_.cfg();
   ccs_.packets_out = sb_.packets_out();
