@@ -9,8 +9,8 @@
 #    Headers: 20 (IPv4) + 20 (TCP) + 12 when net.ipv4.tcp_timestamps is on
 #    in the sender's namespace (NOP NOP TS), so 1448 payload in 1500 bytes
 #    with timestamps, 1460 in 1500 without; MSS_eff is the MTU minus those.
-#  - the goodput is the receiver's (the iperf3 server's own per-second
-#    intervals, its -J output), over the intervals after slow start
+#  - the goodput is the median of the receiver's per-second intervals (the
+#    iperf3 server's own, its -J output), over the intervals after slow start
 #    (-O OMIT seconds are flagged "omitted" and left out) and without the
 #    last, partial interval; so neither slow start nor the end of the test
 #    (whose queue drains after the sender stopped) is in the average.
@@ -60,10 +60,17 @@ ivs = [i["sum"] for i in srv["intervals"] if not i["sum"].get("omitted", False)]
 # The last interval is cut short by the end of the test: not a full second.
 ivs = [s for s in ivs if s["seconds"] > 0.9]
 assert len(ivs) >= 3, "too few whole measured intervals: %d" % len(ivs)
-good = sum(s["bytes"] for s in ivs) * 8 / sum(s["seconds"] for s in ivs)
+# The median interval: a second in which the TCP sender left the link idle
+# (a slow-start overshoot still being repaired after the omitted seconds was
+# seen in CI once: 24.13 then 48.26-48.27 Mbit/s) says nothing about the
+# emulator's rate, and one such second must not decide the test. No second
+# may exceed the rate either: an emulator that runs fast shows in every one.
+rates = sorted(s["bytes"] * 8 / s["seconds"] for s in ivs)
+good = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
 per = " ".join("%.2f" % (s["bits_per_second"] / 1e6) for s in ivs)
-print("receiver goodput %.3f Mbit/s over %d intervals (%s); expected %.3f Mbit/s = %.0f Mbit/s * %d/%d (%d header bytes); %+.2f%%"
-      % (good / 1e6, len(ivs), per, expect / 1e6, rate / 1e6, payload, mtu, hdr, 100 * (good / expect - 1)))
+print("receiver goodput, median of %d intervals (%s): %.3f Mbit/s; expected %.3f Mbit/s = %.0f Mbit/s * %d/%d (%d header bytes); %+.2f%%"
+      % (len(ivs), per, good / 1e6, expect / 1e6, rate / 1e6, payload, mtu, hdr, 100 * (good / expect - 1)))
 assert abs(good / expect - 1) <= tol, "emulator rate off by more than %.1f%%" % (100 * tol)
+assert rates[-1] <= expect * (1 + tol), "an interval above the configured rate: %.3f Mbit/s" % (rates[-1] / 1e6)
 P
 echo PASS
