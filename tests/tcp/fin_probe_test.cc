@@ -14,10 +14,6 @@ namespace {
 
 using namespace wire::tcp_flag;
 
-std::span<const uint8_t> int_opt(const int& v) {
-  return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
-}
-
 // A passive open whose handshake took `rtt` (SRTT = rtt, RTO = rtt + 200 ms).
 SocketId open_with_rtt(Harness& t, Duration rtt) {
   t.listener = *t.stack().socket();

@@ -108,4 +108,9 @@ class Harness {
 // A readable dump of a segment for failure messages.
 std::string describe(const Tx& t);
 
+// An int socket option value as the bytes setsockopt takes.
+inline std::span<const uint8_t> int_opt(const int& v) {
+  return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
+}
+
 }  // namespace weir::test

@@ -17,10 +17,6 @@ namespace {
 
 using namespace wire::tcp_flag;
 
-std::span<const uint8_t> int_opt(const int& v) {
-  return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
-}
-
 TEST(LocalDrop, NewDataStaysUnsentUntilTheDeviceAcceptsAgain) {
   Harness t;
   SocketId s = t.passive_open();

@@ -15,10 +15,6 @@ namespace {
 
 using namespace wire::tcp_flag;
 
-std::span<const uint8_t> int_opt(const int& v) {
-  return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
-}
-
 std::vector<uint8_t> bytes(size_t n) { return std::vector<uint8_t>(n, 0x62); }
 
 TEST(Psh, MsgMoreDataFlushedByNodelayCarriesNoPsh) {

@@ -17,7 +17,6 @@ namespace {
 using namespace wire::tcp_flag;
 using tcp::Chrono;
 
-std::span<const uint8_t> int_opt(const int& v) { return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v); }
 std::vector<uint8_t> bytes(size_t n) { return std::vector<uint8_t>(n, 0x62); }
 
 // The gtests epoll/notsent_lowat profile: peer MSS 1000, window 257 << 7 =

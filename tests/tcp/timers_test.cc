@@ -13,10 +13,6 @@ namespace {
 
 using namespace wire::tcp_flag;
 
-std::span<const uint8_t> int_opt(const int& v) {
-  return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
-}
-
 TEST(Timers, RtoFromHandshakeRttFloorsAt200ms) {
   Harness t;
   SocketId s = *t.stack().socket();
