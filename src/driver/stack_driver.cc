@@ -65,9 +65,9 @@ std::string StackDriver::render(const std::string& command, Time now) const {
   if (command == "tun") {
     const auto& s = dev_.stats();
     return fmt::format("{}: rx {} pkts {} bytes in {} batches ({} super-packets, {} checksums completed); "
-                       "tx {} pkts {} bytes ({} super-packets of {} segments), {} dropped, {} oversize\n",
+                       "tx {} pkts {} bytes ({} super-packets of {} segments), {} dropped ({} refused: queue full), {} oversize\n",
                        dev_.name(), s.rx_packets, s.rx_bytes, s.rx_batches, s.rx_gso, s.rx_csum_fixed,
-                       s.tx_packets, s.tx_bytes, s.tx_gso, s.tx_gso_segs, s.tx_dropped, s.tx_oversize);
+                       s.tx_packets, s.tx_bytes, s.tx_gso, s.tx_gso_segs, s.tx_dropped, s.tx_refused, s.tx_oversize);
   }
   return "unknown command (ss, ss-brief, nstat, tun)\n";
 }

@@ -129,10 +129,14 @@ long TunDevice::read_one(std::span<uint8_t> buf) {
   }
 }
 
-bool TunDevice::write_vnet(const VnetHdr& h, std::span<const uint8_t> pkt) {
+XmitResult tun_write_verdict(int err) {
+  return err == ENOBUFS || err == EAGAIN || err == EWOULDBLOCK ? XmitResult::kDropped : XmitResult::kSent;
+}
+
+TunDevice::Xmit TunDevice::xmit_vnet(const VnetHdr& h, std::span<const uint8_t> pkt) {
   if (pkt.size() > mtu_ && (h.gso_type == 0 || !vnet_)) {
     ++st_.tx_oversize;
-    return false;
+    return Xmit::kLost;
   }
   uint8_t vh[kVnetLen];
   encode_vnet(h, vh);
@@ -143,12 +147,16 @@ bool TunDevice::write_vnet(const VnetHdr& h, std::span<const uint8_t> pkt) {
     if (n == want) {
       ++st_.tx_packets;
       st_.tx_bytes += pkt.size();
-      return true;
+      return Xmit::kSent;
     }
     if (n < 0 && errno == EINTR) continue;
-    // A TUN write that fails is a packet the wire lost; TCP recovers it.
     ++st_.tx_dropped;
-    return false;
+    if (n < 0 && tun_write_verdict(errno) == XmitResult::kDropped) {
+      ++st_.tx_refused;
+      return Xmit::kRefused;
+    }
+    // Any other failure (or a short write) is a packet the wire lost.
+    return Xmit::kLost;
   }
 }
 
@@ -288,10 +296,24 @@ bool complete_checksum(std::span<uint8_t> pkt, const VnetHdr& h) {
   return true;
 }
 
+XmitResult TunNetif::try_transmit(std::span<const uint8_t> ip_packet) {
+  if (!dev_.vnet())
+    return dev_.xmit_vnet(VnetHdr{}, ip_packet) == TunDevice::Xmit::kRefused ? XmitResult::kDropped : XmitResult::kSent;
+  // The coalescer writes this packet itself (emit() sees its bytes) or
+  // holds it for a super-packet.
+  current_ = ip_packet.data();
+  current_result_ = XmitResult::kSent;
+  gso_.push(ip_packet);
+  current_ = nullptr;
+  return current_result_;
+}
+
 void TunNetif::emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt) {
   auto* n = static_cast<TunNetif*>(self);
-  if (n->dev_.write_vnet(h, pkt) && h.gso_type != 0)
+  const TunDevice::Xmit r = n->dev_.xmit_vnet(h, pkt);
+  if (r == TunDevice::Xmit::kSent && h.gso_type != 0)
     n->dev_.count_gso_tx((pkt.size() - h.hdr_len + h.gso_size - 1) / h.gso_size);
+  if (pkt.data() == n->current_ && r == TunDevice::Xmit::kRefused) n->current_result_ = XmitResult::kDropped;
 }
 
 }  // namespace weir::link

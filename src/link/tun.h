@@ -32,6 +32,7 @@ struct TunStats {
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;
   uint64_t tx_dropped = 0;  // write failed (EAGAIN, ENOBUFS, device down)
+  uint64_t tx_refused = 0;  // of those: queue full / no buffer, told to the engine
   uint64_t tx_oversize = 0;  // larger than the MTU: not written
   uint64_t rx_gso = 0;        // super-packets read (vnet header, gso_type != NONE)
   uint64_t rx_csum_fixed = 0;  // partial checksums completed (NEEDS_CSUM)
@@ -78,6 +79,15 @@ class GsoCoalescer {
   uint32_t next_seq_ = 0;     // SEQ the next mergeable segment must carry
 };
 
+// What a failed TUN write means to the engine (Netif::try_transmit). The
+// device had no room (ENOBUFS: no buffer; EAGAIN/EWOULDBLOCK: the
+// non-blocking fd's queue is full): a local drop, as Linux's qdisc
+// returning NET_XMIT_DROP, which __tcp_transmit_skb's callers see and react
+// to (TCPRetransFail, the probe timer's resource backoff). Any other error
+// (device down: EIO; a malformed packet: EINVAL) is reported as sent and
+// counted as a drop: a packet the wire lost, which TCP recovers as loss.
+XmitResult tun_write_verdict(int err);
+
 class TunDevice {
  public:
   // Attaches to (or creates) the TUN device `name` in the calling thread's
@@ -93,6 +103,12 @@ class TunDevice {
   TunDevice(const TunDevice&) = delete;
   TunDevice& operator=(const TunDevice&) = delete;
   ~TunDevice();
+  // Wraps an fd that is already open (takes ownership), with the name, MTU
+  // and vnet mode given: for tests, which cannot open a real device and
+  // write to a pipe instead.
+  static TunDevice adopt(int fd, std::string name, uint32_t mtu = 1500, bool vnet = false) {
+    return TunDevice(fd, std::move(name), mtu, vnet);
+  }
 
   int fd() const { return fd_; }
   const std::string& name() const { return name_; }
@@ -106,7 +122,12 @@ class TunDevice {
   // Writes one datagram; false (and a counted drop) if the kernel refused it.
   bool write_one(std::span<const uint8_t> pkt) { return write_vnet(VnetHdr{}, pkt); }
   // Writes a datagram with its vnet header (a plain write without vnet).
-  bool write_vnet(const VnetHdr& h, std::span<const uint8_t> pkt);
+  bool write_vnet(const VnetHdr& h, std::span<const uint8_t> pkt) { return xmit_vnet(h, pkt) == Xmit::kSent; }
+  // The same, saying how a failure should be reported: kRefused is the
+  // device's queue full / out of buffers (tun_write_verdict), kLost any
+  // other failure (oversize, device down).
+  enum class Xmit : uint8_t { kSent, kRefused, kLost };
+  Xmit xmit_vnet(const VnetHdr& h, std::span<const uint8_t> pkt);
   void count_batch() { ++st_.rx_batches; }
   void count_gso_tx(size_t segs) { ++st_.tx_gso, st_.tx_gso_segs += segs; }
 
@@ -143,10 +164,14 @@ class TunBatch {
 class TunNetif final : public Netif {
  public:
   explicit TunNetif(TunDevice& dev) : dev_(dev), gso_(&TunNetif::emit, this) {}
-  void transmit(std::span<const uint8_t> ip_packet) override {
-    if (dev_.vnet()) gso_.push(ip_packet);
-    else dev_.write_one(ip_packet);
-  }
+  void transmit(std::span<const uint8_t> ip_packet) override { (void)try_transmit(ip_packet); }
+  // kDropped when the device refused this packet for want of room (see
+  // tun_write_verdict). On a vnet device a segment the coalescer holds for
+  // a super-packet is written at the next flush(), after the engine has
+  // moved on: it is reported sent, and a refused super-packet is counted
+  // (tx_dropped) and recovered by TCP as loss. Packets written at once
+  // (pure ACKs, control segments, whatever ends a run) get their verdict.
+  XmitResult try_transmit(std::span<const uint8_t> ip_packet) override;
   uint32_t mtu() const override { return dev_.mtu(); }
   void flush() { gso_.flush(); }
 
@@ -154,6 +179,8 @@ class TunNetif final : public Netif {
   static void emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt);
   TunDevice& dev_;
   GsoCoalescer gso_;
+  const uint8_t* current_ = nullptr;  // the packet try_transmit is handing over
+  XmitResult current_result_ = XmitResult::kSent;
 };
 
 }  // namespace weir::link

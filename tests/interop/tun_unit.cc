@@ -3,6 +3,10 @@
 // segments) and completing a partial checksum as a NIC would.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <vector>
 
 #include "link/tun.h"
@@ -144,6 +148,82 @@ TEST(TunChecksum, CompletesAPartialSumAndRejectsOffsetsPastTheEnd) {
   EXPECT_EQ(pkt, good);
   h.csum_start = static_cast<uint16_t>(pkt.size() - 10);
   EXPECT_FALSE(complete_checksum(pkt, h));
+}
+
+// A TUN write refused for want of room (ENOBUFS, or EAGAIN on the
+// non-blocking fd) is the engine's local drop (Netif::try_transmit ->
+// XmitResult::kDropped, Linux's NET_XMIT_DROP); any other failure is a
+// packet the wire lost.
+TEST(TunXmit, QueueFullOrNoBufferIsALocalDropOtherErrorsAreLoss) {
+  EXPECT_EQ(tun_write_verdict(ENOBUFS), XmitResult::kDropped);
+  EXPECT_EQ(tun_write_verdict(EAGAIN), XmitResult::kDropped);
+  EXPECT_EQ(tun_write_verdict(EWOULDBLOCK), XmitResult::kDropped);
+  EXPECT_EQ(tun_write_verdict(EIO), XmitResult::kSent);  // device down
+  EXPECT_EQ(tun_write_verdict(EINVAL), XmitResult::kSent);
+}
+
+// A non-blocking pipe stands in for the device (a full pipe refuses a write
+// with EAGAIN, as a TUN fd would): the verdict reaches try_transmit.
+struct PipeDev {
+  int rd = -1;
+  TunDevice dev;
+  static PipeDev make(bool vnet) {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+    return PipeDev{fds[0], TunDevice::adopt(fds[1], "pipe", 1500, vnet)};
+  }
+  void fill() {
+    std::vector<uint8_t> junk(4096);
+    while (::write(dev.fd(), junk.data(), junk.size()) > 0) {
+    }
+    while (::write(dev.fd(), junk.data(), 1) > 0) {
+    }
+    ASSERT_EQ(errno, EAGAIN);
+  }
+  void drain() {
+    std::vector<uint8_t> b(65536);
+    while (::read(rd, b.data(), b.size()) > 0) {
+    }
+  }
+  ~PipeDev() {
+    if (rd >= 0) ::close(rd);
+  }
+};
+
+TEST(TunXmit, PlainDeviceReportsAFullQueueAsDropped) {
+  PipeDev p = PipeDev::make(false);
+  TunNetif netif(p.dev);
+  const auto seg = segment(false, 1, 1000, ACK);
+  EXPECT_EQ(netif.try_transmit(seg), XmitResult::kSent);
+  p.fill();
+  EXPECT_EQ(netif.try_transmit(seg), XmitResult::kDropped);
+  EXPECT_EQ(p.dev.stats().tx_dropped, 1u);
+  EXPECT_EQ(p.dev.stats().tx_refused, 1u);
+  p.drain();
+  EXPECT_EQ(netif.try_transmit(seg), XmitResult::kSent);
+  EXPECT_EQ(p.dev.stats().tx_packets, 2u);
+  // Oversize is not the device's refusal: lost on the path, as before.
+  const auto big = segment(false, 1, 1600, ACK);
+  EXPECT_EQ(netif.try_transmit(big), XmitResult::kSent);
+  EXPECT_EQ(p.dev.stats().tx_oversize, 1u);
+}
+
+TEST(TunXmit, VnetDeviceGivesTheVerdictOfPacketsWrittenAtOnceAndCountsHeldOnes) {
+  PipeDev p = PipeDev::make(true);
+  TunNetif netif(p.dev);
+  p.fill();
+  // A pure ACK is written at once: its refusal is the engine's to see.
+  EXPECT_EQ(netif.try_transmit(segment(false, 1, 0, ACK)), XmitResult::kDropped);
+  // A data segment is held for a super-packet: reported sent; its refusal
+  // at flush() is counted and left to TCP's loss recovery.
+  EXPECT_EQ(netif.try_transmit(segment(false, 1, 1000, ACK)), XmitResult::kSent);
+  EXPECT_EQ(netif.try_transmit(segment(false, 1001, 1000, ACK)), XmitResult::kSent);
+  netif.flush();
+  EXPECT_EQ(p.dev.stats().tx_dropped, 2u);
+  EXPECT_EQ(p.dev.stats().tx_refused, 2u);
+  p.drain();
+  EXPECT_EQ(netif.try_transmit(segment(false, 1, 0, ACK)), XmitResult::kSent);
+  EXPECT_EQ(p.dev.stats().tx_packets, 1u);
 }
 
 }  // namespace
