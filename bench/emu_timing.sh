@@ -7,8 +7,11 @@
 # Usage: bench/emu_timing.sh [BUILD_DIR]
 #   env: RATE (50Mbit), DELAY (10ms), QUEUE (1000), SECS (8), BW (unset:
 #   bulk), EMU_ARGS (extra `weir emu` options, e.g. "--rt-prio 0 --spin-us 0",
-#   "--napi", "--pin"). The report gives the fraction within 50 us, p99,
-#   p99.9 and max of (write start - modelled departure).
+#   "--napi", "--pin", "--busy"). The report gives the fraction within 50 us,
+#   p99, p99.9 and max of (write start - modelled departure).
+# With --busy (dedicated-core mode) the emulator's one thread takes a CPU
+# (--cpu N, default the last) and iperf3 client and server are pinned to the
+# others with taskset, so the senders never compete with the polling thread.
 set -u
 BUILD=${1:-build/default}
 WEIR=$(readlink -f "${WEIR:-$BUILD/tools/weir/weir}")
@@ -16,6 +19,16 @@ RATE=${RATE:-50Mbit}; DELAY=${DELAY:-10ms}; QUEUE=${QUEUE:-1000}; SECS=${SECS:-8
 . "$(dirname "$0")/../tests/interop/lib.sh"
 interop_init emu_timing
 command -v iperf3 >/dev/null || interop_skip "no iperf3"
+PIN=()
+case " ${EMU_ARGS:-} " in
+  *" --busy "*)
+    ncpu=$(nproc)
+    emu_cpu=$(sed -n 's/.*--cpu[ =]\([0-9]*\).*/\1/p' <<<"${EMU_ARGS:-}")
+    emu_cpu=${emu_cpu:-$((ncpu - 1))}
+    others=$(seq 0 $((ncpu - 1)) | grep -vx "$emu_cpu" | paste -sd,)
+    [ -n "$others" ] && PIN=(taskset -c "$others")
+    ;;
+esac
 A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24
 tun_add "$B" tb 10.9.0.2/24
@@ -24,10 +37,10 @@ link_toml "$WORK/link.toml" "rate = \"$RATE\"" "delay = \"$DELAY\"" "queue = $QU
 bg emu "$WEIR" emu --a "$A:ta" --b "$B:tb" --link "$WORK/link.toml" --json "$WORK/emu.json" ${EMU_ARGS:-}
 EMU=$LAST_PID
 wait_for 10 grep -q running "$WORK/emu.log" || fail "weir emu did not start"
-bg iperfd ip netns exec "$B" iperf3 -s -1 -p 5201
+bg iperfd ip netns exec "$B" "${PIN[@]}" iperf3 -s -1 -p 5201
 wait_for 10 sh -c "ip netns exec '$B' ss -ltn | grep -q 5201" || fail "iperf3 server"
 load0=$(cut -d' ' -f1 /proc/loadavg)
-timeout $((SECS + 15)) ip netns exec "$A" iperf3 -c 10.9.0.2 -p 5201 -t "$SECS" ${BW:+-b "$BW"} -J >"$WORK/iperf.json" ||
+timeout $((SECS + 15)) ip netns exec "$A" "${PIN[@]}" iperf3 -c 10.9.0.2 -p 5201 -t "$SECS" ${BW:+-b "$BW"} -J >"$WORK/iperf.json" ||
   fail "iperf3 client"
 load1=$(cut -d' ' -f1 /proc/loadavg)
 kill -INT "$EMU"; wait "$EMU"
@@ -37,5 +50,5 @@ j = json.load(open(sys.argv[1]))
 print("iperf3 goodput %.1f Mbit/s" % (j["end"]["sum_received"]["bits_per_second"] / 1e6))
 P
 echo "link $RATE, $DELAY each way, queue $QUEUE, iperf3 ${BW:-bulk} for ${SECS}s; load average $load0 -> $load1;" \
-  "EMU_ARGS='${EMU_ARGS:-}'"
+  "EMU_ARGS='${EMU_ARGS:-}'${PIN[*]:+ iperf3 under ${PIN[*]}}"
 sed -n '/^timing error/,$p' "$WORK/emu.log"

@@ -91,6 +91,27 @@ WaitPlan plan_wait(Time now, Time deadline, Duration spin) {
   return {WaitPlan::Kind::kSleepUntil, deadline - spin};
 }
 
+WaitPlan plan_busy_wait(Time now, Time deadline, Duration spin, Duration horizon, bool may_spin, bool must_yield,
+                        Duration min_sleep) {
+  if (must_yield && !deadline.is_never()) return {WaitPlan::Kind::kSleepUntil, max(deadline, now + min_sleep)};
+  return plan_wait(now, deadline, may_spin && horizon > spin ? horizon : spin);
+}
+
+RtBudget RtBudget::from_kernel(int64_t runtime_us, int64_t period_us) {
+  if (runtime_us < 0 || period_us <= 0 || runtime_us >= period_us) return RtBudget();
+  const double limit = static_cast<double>(runtime_us) / static_cast<double>(period_us);
+  return RtBudget(std::max(0.0, limit - 0.05), Duration::us(period_us * 4 / 100));
+}
+
+void RtBudget::account(Duration wall, Duration asleep) {
+  if (!limited_) return;
+  const auto earned = static_cast<int64_t>(share_ * static_cast<double>(wall.ns()));
+  tokens_ = std::min(burst_, tokens_ + Duration::ns(earned) - (wall - asleep));
+  // Debt is bounded too: a thread preempted for long (awake by this
+  // measure, but not running) should not be kept from spinning for ages.
+  tokens_ = std::max(tokens_, -burst_);
+}
+
 void Reactor::arm_timerfd(Time t) {
   if (t == armed_) return;
   itimerspec its{};
@@ -147,7 +168,15 @@ int Reactor::run() {
     fire_timer_if_due();
     if (stopped_) break;
     int timeout = -1;
-    const WaitPlan plan = plan_wait(mono_now(), deadline_, spin_window());
+    const Time now = mono_now();
+    // Busy mode polls within its horizon while the budget lasts; either
+    // mode sleeps when the budget is deep in debt (the RT throttle's stall
+    // would be worse than the late packets).
+    const WaitPlan plan = plan_busy_wait(now, deadline_, spin_window(), busy_, budget_.may_spin(), budget_.must_yield());
+    if (busy_ > Duration::zero() && !budget_.may_spin() && plan.kind != WaitPlan::Kind::kPoll &&
+        plan_busy_wait(now, deadline_, spin_window(), busy_, true).kind == WaitPlan::Kind::kPoll)
+      ++st_.budget_refusals;
+    if (budget_.must_yield() && !deadline_.is_never()) ++st_.forced_yields;
     if (plan.kind == WaitPlan::Kind::kPoll) {
       // Close enough: poll without sleeping so the deadline is met to within
       // a loop iteration rather than a scheduler wake-up.
@@ -157,8 +186,12 @@ int Reactor::run() {
     arm_timerfd(plan.wake);
     slept_ = timeout != 0;
     wait_start_ = mono_now();
+    const Time prev_end = wait_end_;
     int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
     wait_end_ = mono_now();
+    // Awake from the end of the last wait to the start of this one, and
+    // through this one if it polled.
+    if (prev_end.ns() > 0) budget_.account(wait_end_ - prev_end, slept_ ? wait_end_ - wait_start_ : Duration::zero());
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;

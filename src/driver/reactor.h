@@ -24,6 +24,12 @@ struct ReactorStats {
   // (deadline minus the spin window): the spin window must cover this for
   // deadlines to be met by spinning rather than by luck.
   ErrorHistogram wake_late;
+  // Busy mode (Reactor::set_busy): waits that could have polled but slept
+  // because the real-time budget (RtBudget) was spent.
+  uint64_t budget_refusals = 0;
+  // Waits that slept with a departure due because the budget was deep in
+  // debt (RtBudget::must_yield).
+  uint64_t forced_yields = 0;
 };
 
 // The adaptive spin window (Reactor::set_spin): a decaying maximum of how
@@ -56,6 +62,52 @@ struct WaitPlan {
 };
 WaitPlan plan_wait(Time now, Time deadline, Duration spin);
 
+// Busy mode (`weir emu --busy`, a dedicated core): poll whenever the next
+// deadline is within `horizon` (milliseconds, not the spin window's
+// microseconds), so the thread does not sleep between departures at all
+// while packets are queued; with `may_spin` false (the real-time budget is
+// spent, RtBudget) or a deadline beyond the horizon, wait as plan_wait does
+// with the ordinary spin window. Nothing due: sleep until an fd wakes it.
+// `must_yield` (the budget is deep in debt: departures closer together
+// than the spin window left the fallback nothing to sleep in): sleep to the
+// deadline, at least `min_sleep`, even if that departure is late: a few
+// late packets instead of the throttle's 50 ms stall.
+WaitPlan plan_busy_wait(Time now, Time deadline, Duration spin, Duration horizon, bool may_spin,
+                        bool must_yield = false, Duration min_sleep = Duration::us(20));
+
+// How long a SCHED_FIFO thread may stay awake without hitting the kernel's
+// RT throttle (kernel.sched_rt_runtime_us of sched_rt_period_us, 950 ms of
+// 1 s by default, per CPU): once an RT thread has run that long in a
+// period, the kernel stops it for the rest of the period (a 50 ms stall
+// for a thread that polls continuously; measured here: 52-54 ms once a
+// second). A token bucket: the thread earns `share` of every wall-clock
+// nanosecond, spends every nanosecond it is awake, holds at most `burst`;
+// so over any window W it is awake at most burst + share * W. With share =
+// runtime/period - 5 % and burst = 4 % of the period it stays 1 % of a
+// period below the throttle. Pure (the caller measures), so testable.
+class RtBudget {
+ public:
+  // No limit (runtime -1: throttling disabled, or not a real-time thread).
+  RtBudget() = default;
+  RtBudget(double share, Duration burst) : limited_(true), share_(share), burst_(burst), tokens_(burst) {}
+  // From the kernel's settings (microseconds; runtime < 0 means unlimited).
+  static RtBudget from_kernel(int64_t runtime_us, int64_t period_us);
+  // `wall` elapsed, of which the thread slept `asleep`.
+  void account(Duration wall, Duration asleep);
+  bool may_spin() const { return !limited_ || tokens_ > Duration::zero(); }
+  // Half the burst in debt: the thread has to sleep, due or not.
+  bool must_yield() const { return limited_ && tokens_ <= -burst_ / 2; }
+  bool limited() const { return limited_; }
+  double share() const { return share_; }
+  Duration tokens() const { return tokens_; }
+
+ private:
+  bool limited_ = false;
+  double share_ = 1.0;
+  Duration burst_ = Duration::zero();
+  Duration tokens_ = Duration::zero();
+};
+
 class Reactor {
  public:
   using FdHandler = std::function<void(uint32_t epoll_events)>;
@@ -84,6 +136,11 @@ class Reactor {
   // `max`: spinning costs a core for as long as it lasts, so it should be
   // no longer than the wake-up latency it covers.
   void set_spin(Duration max) { spin_ = SpinWindow(max); }
+  // Busy mode: poll while the deadline is within `horizon` and `budget`
+  // allows (plan_busy_wait). Zero horizon: the spin window only, but still
+  // never deep into the budget's debt.
+  void set_busy(Duration horizon, RtBudget budget) { busy_ = horizon, budget_ = budget; }
+  const RtBudget& budget() const { return budget_; }
   Duration spin_window() const { return spin_.window(); }
 
   // Runs until stop(); returns 0, or -errno if epoll failed.
@@ -111,6 +168,8 @@ class Reactor {
   Time deadline_ = Time::never();
   Time armed_ = Time::never();
   SpinWindow spin_;
+  Duration busy_ = Duration::zero();
+  RtBudget budget_;
   bool stopped_ = false;
   bool slept_ = true;
   Time wait_start_ = Time::from_ns(0);

@@ -33,6 +33,16 @@
 // a small machine from the very senders whose packets it forwards
 // (driver::plan_wait decides, and never spins with nothing due).
 //
+// --busy (dedicated-core mode, for a machine where the emulator can have a
+// core to itself; the rest of the test runs on the others, e.g. taskset as
+// bench/emu_timing.sh does): one SCHED_FIFO thread serves both directions,
+// pinned (--cpu), and polls instead of sleeping whenever a departure is due
+// within --busy-horizon-us, so no departure waits for a timer wake-up. It
+// stays within the kernel's RT budget (driver::RtBudget: a FIFO thread that
+// runs 950 ms of a second is stopped for the other 50 ms, measured here);
+// when the budget is spent it waits as the default mode does. Setting
+// kernel.sched_rt_runtime_us=-1 lifts the throttle and the budget with it.
+//
 // What the histogram measures: the clock when write(2) starts minus the
 // modelled departure, i.e. when the packet is handed to the receiving
 // device. Not when the write returns: without --napi the write also runs
@@ -61,7 +71,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -114,7 +126,8 @@ Expected<EmuConfig, std::string> load_emu_config(const std::string& path) {
 // (driver/departure.h: the thread's context says what it was doing).
 class TunSink final : public sim::Node {
  public:
-  TunSink(link::TunDevice& dev, sim::PacketPool& pool, DepartureContext& ctx) : dev_(dev), pool_(pool), ctx_(ctx) {}
+  TunSink(link::TunDevice& dev, sim::PacketPool& pool, DepartureContext* ctx) : dev_(dev), pool_(pool), ctx_(ctx) {}
+  void use_context(DepartureContext* ctx) { ctx_ = ctx; }
   void receive(Time due, sim::Packet* p) override {
     // The packet departs when it is handed to the kernel; the write itself
     // also runs the receiving namespace's input path in this thread, which
@@ -122,8 +135,8 @@ class TunSink final : public sim::Node {
     Time start = driver::mono_now();
     dev_.write_one(p->view());
     Time end = driver::mono_now();
-    rec.add(due, start, end, ctx_);
-    ctx_.prev_write_end = end;
+    rec.add(due, start, end, *ctx_);
+    ctx_->prev_write_end = end;
     pool_.put(p);
   }
   DepartureRecord rec;
@@ -131,7 +144,7 @@ class TunSink final : public sim::Node {
  private:
   link::TunDevice& dev_;
   sim::PacketPool& pool_;
-  DepartureContext& ctx_;
+  DepartureContext* ctx_;
 };
 
 // Threaded NAPI for `dev` in namespace `ns`: the device's receive work (the
@@ -229,6 +242,10 @@ struct EmuArgs {
   size_t batch = 64;
   bool pin = false;
   bool napi = false;
+  bool busy = false;
+  int cpu = -1;  // --busy: the forwarding thread's CPU (-1: the last one)
+  int64_t busy_horizon_us = 2000;
+  bool rt_budget = true;
 };
 
 // Pins the calling thread to `cpu` if the machine has more than one
@@ -259,75 +276,138 @@ bool go_realtime(int prio, const std::string& who) {
 }
 
 // One direction of the path: reads `from`, models the link, writes `to`.
+// A Forwarder (one thread) runs one direction, or both in --busy mode.
 class Direction {
  public:
   Direction(std::string name, const sim::LinkConfig& cfg, sim::Rng rng, link::TunDevice& from, link::TunDevice& to)
-      : from_(from), link_(std::move(name), cfg, loop_, pool_, rng), sink_(to, pool_, ctx_) {
+      : from_(from), link_(std::move(name), cfg, loop_, pool_, rng), sink_(to, pool_, &own_ctx_) {
     link_.connect(&sink_);
-  }
-
-  // Runs in its own thread until `stop_fd` becomes readable.
-  void run(const EmuArgs& args, int stop_fd, int cpu) {
-    // Each direction on its own core: two SCHED_FIFO threads on one core
-    // delay each other by a whole spin window or TUN write.
-    if (args.pin) pinned_ = pin_to_cpu(cpu, link_.name());
-    rt_ = go_realtime(args.rt_prio, link_.name());
-    if (auto r = rx_.init(false); !r) return (void)fmt::print(stderr, "weir emu: {}\n", r.error());
-    rx_.set_spin(Duration::us(args.spin_us));
     buf_.resize(65536 + 256);
-    // The loop starts at the real clock so modelled times are real times.
-    loop_.run_until(driver::mono_now());
-    (void)rx_.watch(from_.fd(), EPOLLIN, [&](uint32_t) { read_batch(args.batch); });
-    (void)rx_.watch(stop_fd, EPOLLIN, [&](uint32_t) { rx_.stop(); });
-    rx_.on_timer([&](Time now) {
-      ctx_ = {DepartureContext::Phase::kTimer, rx_.last_wait_start(), rx_.last_wait_end(), rx_.last_wait_slept(),
-              ctx_.prev_write_end};
-      loop_.run_until(now);
-      rx_.set_deadline(loop_.next_time());
-    });
-    rx_.run();
   }
+  // The thread's context (what it was doing when a packet fell due), shared
+  // by the directions one thread serves: a write of one delays the other.
+  void use_context(DepartureContext* ctx) { ctx_ = ctx, sink_.use_context(ctx); }
+  // The loop starts at the real clock so modelled times are real times.
+  void start(Time now) { loop_.run_until(now); }
+  void run_until(Time now) { loop_.run_until(now); }
+  Time next_time() const { return loop_.next_time(); }
 
   // Up to `max` packets from the device, each stamped and offered to the
   // link as it is read; departures that fall due between two reads leave
-  // between them (a read costs a few microseconds, a batch up to hundreds).
-  void read_batch(size_t max) {
-    ctx_ = {DepartureContext::Phase::kRead, rx_.last_wait_start(), rx_.last_wait_end(), rx_.last_wait_slept(),
-            ctx_.prev_write_end};
+  // between them (a read costs a few microseconds, a batch up to hundreds):
+  // `tick` runs every direction the thread serves up to now.
+  template <typename Tick>
+  void read_batch(size_t max, Tick&& tick) {
     size_t n = 0;
     for (; n < max; ++n) {
       long r = from_.read_one(buf_);
       if (r <= 0) break;
       Time now = driver::mono_now();
-      loop_.run_until(now);
+      tick(now);
       link_.send(now, pool_.make(std::span<const uint8_t>(buf_.data(), static_cast<size_t>(r))));
     }
     if (n) from_.count_batch();
-    rx_.set_deadline(loop_.next_time());
   }
 
-  bool realtime() const { return rt_; }
-  bool pinned() const { return pinned_; }
-  Duration spin_window() const { return rx_.spin_window(); }
+  int fd() const { return from_.fd(); }
   const sim::Link& link() const { return link_; }
   const ErrorHistogram& hist() const { return sink_.rec.all(); }
   const DepartureRecord& record() const { return sink_.rec; }
-  const driver::ReactorStats& stats() const { return rx_.stats(); }
 
  private:
   link::TunDevice& from_;
   sim::EventLoop loop_;
   sim::PacketPool pool_;
   sim::Link link_;
-  DepartureContext ctx_;
+  DepartureContext own_ctx_;
+  DepartureContext* ctx_ = &own_ctx_;
   TunSink sink_;
-  driver::Reactor rx_;
   std::vector<uint8_t> buf_;
-  bool rt_ = false;
-  bool pinned_ = false;
 };
 
-void report(const EmuArgs& args, const Direction& ab, const Direction& ba) {
+// The kernel's RT throttle settings (kernel.sched_rt_runtime_us, _period_us).
+driver::RtBudget kernel_rt_budget() {
+  auto read = [](const char* path, int64_t dflt) {
+    int64_t v = dflt;
+    std::ifstream in(path);
+    in >> v;
+    return in ? v : dflt;
+  };
+  return driver::RtBudget::from_kernel(read("/proc/sys/kernel/sched_rt_runtime_us", 950000),
+                                       read("/proc/sys/kernel/sched_rt_period_us", 1000000));
+}
+
+// One forwarding thread: its reactor, and the directions it serves (one by
+// default; both with --busy, on a dedicated core).
+class Forwarder {
+ public:
+  Forwarder(std::string name, std::vector<Direction*> dirs) : name_(std::move(name)), dirs_(std::move(dirs)) {
+    for (Direction* d : dirs_) d->use_context(&ctx_);
+  }
+
+  // Runs in its own thread until `stop_fd` becomes readable.
+  void run(const EmuArgs& args, int stop_fd, int cpu) {
+    // Each direction on its own core (--pin), or the one busy thread on
+    // its dedicated core: two SCHED_FIFO threads on one core delay each
+    // other by a whole spin window or TUN write.
+    if (cpu >= 0) pinned_ = pin_to_cpu(cpu, name_), cpu_ = cpu;
+    rt_ = go_realtime(args.rt_prio, name_);
+    if (auto r = rx_.init(false); !r) return (void)fmt::print(stderr, "weir emu: {}\n", r.error());
+    rx_.set_spin(Duration::us(args.spin_us));
+    // Busy: poll whenever a departure is due within the horizon, within
+    // the kernel's RT budget (a SCHED_FIFO thread that polls for 950 ms of
+    // a second is stopped for the other 50 ms).
+    // (Not in the default mode: at 1 Gbit/s its threads poll nearly all
+    // the time too, but making them sleep before the throttle did not cut
+    // the worst case there (30-50 ms stalls inside TUN writes remained) and
+    // cost 5-10 % of departures within 50 us, measured 30 Nov.)
+    if (args.busy)
+      rx_.set_busy(Duration::us(args.busy_horizon_us), rt_ && args.rt_budget ? kernel_rt_budget() : driver::RtBudget());
+    const Time now0 = driver::mono_now();
+    for (Direction* d : dirs_) d->start(now0);
+    auto tick = [this](Time now) {
+      for (Direction* d : dirs_) d->run_until(now);
+    };
+    for (Direction* d : dirs_)
+      (void)rx_.watch(d->fd(), EPOLLIN, [this, d, &args, tick](uint32_t) {
+        ctx_ = {DepartureContext::Phase::kRead, rx_.last_wait_start(), rx_.last_wait_end(), rx_.last_wait_slept(),
+                ctx_.prev_write_end};
+        d->read_batch(args.batch, tick);
+        rearm();
+      });
+    (void)rx_.watch(stop_fd, EPOLLIN, [&](uint32_t) { rx_.stop(); });
+    rx_.on_timer([this, tick](Time now) {
+      ctx_ = {DepartureContext::Phase::kTimer, rx_.last_wait_start(), rx_.last_wait_end(), rx_.last_wait_slept(),
+              ctx_.prev_write_end};
+      tick(now);
+      rearm();
+    });
+    rx_.run();
+  }
+
+  bool realtime() const { return rt_; }
+  bool pinned() const { return pinned_; }
+  int cpu() const { return cpu_; }
+  Duration spin_window() const { return rx_.spin_window(); }
+  const driver::ReactorStats& stats() const { return rx_.stats(); }
+  const driver::RtBudget& budget() const { return rx_.budget(); }
+
+ private:
+  void rearm() {
+    Time next = Time::never();
+    for (Direction* d : dirs_) next = std::min(next, d->next_time());
+    rx_.set_deadline(next);
+  }
+  std::string name_;
+  std::vector<Direction*> dirs_;
+  DepartureContext ctx_;
+  driver::Reactor rx_;
+  bool rt_ = false;
+  bool pinned_ = false;
+  int cpu_ = -1;
+};
+
+void report(const EmuArgs& args, const Direction& ab, const Direction& ba, const std::vector<Forwarder*>& fw) {
   ErrorHistogram all = ba.hist();
   all.merge(ab.hist());
   for (const auto* d : {&ab, &ba}) {
@@ -342,21 +422,39 @@ void report(const EmuArgs& args, const Direction& ab, const Direction& ba) {
   fmt::print("within 50us: {:.3f}% (a->b {:.3f}%, b->a {:.3f}%)\n", 100.0 * all.fraction_within(Duration::us(50)),
              100.0 * ab.hist().fraction_within(Duration::us(50)), 100.0 * ba.hist().fraction_within(Duration::us(50)));
   for (const auto* d : {&ab, &ba}) fmt::print("{} {}", d->link().name(), d->record().format_causes());
-  ErrorHistogram wake = ab.stats().wake_late;
-  wake.merge(ba.stats().wake_late);
+  ErrorHistogram wake;
+  uint64_t wakeups = 0, spins = 0, refusals = 0, yields = 0;
+  bool rt = true, pinned = true;
+  std::string windows;
+  for (const Forwarder* f : fw) {
+    wake.merge(f->stats().wake_late);
+    wakeups += f->stats().wakeups, spins += f->stats().spins, refusals += f->stats().budget_refusals;
+    yields += f->stats().forced_yields;
+    rt = rt && f->realtime(), pinned = pinned && f->pinned();
+    windows += fmt::format("{}{:.1f}", windows.empty() ? "" : " / ", static_cast<double>(f->spin_window().ns()) / 1e3);
+  }
   // A wake-up later than the spin window means the departure after it was
   // met by luck or missed: the window (or the machine) is the limit.
-  fmt::print("timer wake-ups {}: p99 late <= {}us, max {:.1f}us (spin window at most {}us, at the end {:.1f} / {:.1f}us); "
-             "SCHED_FIFO: {}; pinned: {}\n",
+  fmt::print("timer wake-ups {}: p99 late <= {}us, max {:.1f}us (spin window at most {}us, at the end {}us); "
+             "SCHED_FIFO: {}; pinned: {}; RT budget: {}, forced sleeps {}\n",
              wake.count(), wake.percentile_bound(0.99).us(), static_cast<double>(wake.max().ns()) / 1e3, args.spin_us,
-             static_cast<double>(ab.spin_window().ns()) / 1e3, static_cast<double>(ba.spin_window().ns()) / 1e3,
-             ab.realtime() && ba.realtime() ? "yes" : "no", ab.pinned() && ba.pinned() ? "yes" : "no");
+             windows, rt ? "yes" : "no", pinned ? "yes" : "no",
+             fw.front()->budget().limited() ? fmt::format("{:.0f}%", 100.0 * fw.front()->budget().share()) : "none",
+             yields);
+  if (args.busy) {
+    fmt::print("busy: one thread on CPU {}, polling within {}us of a departure; waits that slept for want of "
+               "RT budget: {}\n",
+               fw.front()->cpu(), args.busy_horizon_us, refusals);
+  }
   if (!args.json.empty()) {
     nlohmann::json j = {{"a_to_b", link_json(ab.link(), ab.record())}, {"b_to_a", link_json(ba.link(), ba.record())},
-                        {"wakeups", ab.stats().wakeups + ba.stats().wakeups},
-                        {"spins", ab.stats().spins + ba.stats().spins},
-                        {"realtime", ab.realtime() && ba.realtime()},
-                        {"pinned", ab.pinned() && ba.pinned()},
+                        {"wakeups", wakeups},
+                        {"spins", spins},
+                        {"realtime", rt},
+                        {"pinned", pinned},
+                        {"busy", args.busy},
+                        {"budget_refusals", refusals},
+                        {"forced_yields", yields},
                         {"spin_us", args.spin_us},
                         {"timer_wake_late", {{"samples", wake.count()},
                                              {"p99_bound_us", wake.percentile_bound(0.99).us()},
@@ -384,10 +482,27 @@ int run_emu(const EmuArgs& args) {
   sim::Rng rng(cfg->seed);
   Direction ab("a->b", cfg->a_to_b, rng.fork(1), *ta, *tb);
   Direction ba("b->a", cfg->b_to_a, rng.fork(2), *tb, *ta);
-  int stop_ab = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), stop_ba = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (stop_ab < 0 || stop_ba < 0) return fmt::print(stderr, "weir emu: eventfd failed\n"), 1;
-  std::thread t_ab([&] { ab.run(args, stop_ab, 0); });
-  std::thread t_ba([&] { ba.run(args, stop_ba, 1); });
+  // Default: a thread per direction. --busy: one thread for both, pinned
+  // to its own core and polling while packets are queued.
+  std::vector<std::unique_ptr<Forwarder>> fw;
+  if (args.busy) {
+    fw.push_back(std::make_unique<Forwarder>("a<->b", std::vector<Direction*>{&ab, &ba}));
+  } else {
+    fw.push_back(std::make_unique<Forwarder>("a->b", std::vector<Direction*>{&ab}));
+    fw.push_back(std::make_unique<Forwarder>("b->a", std::vector<Direction*>{&ba}));
+  }
+  const int ncpu = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  std::vector<int> stops;
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < fw.size(); ++i) {
+    int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return fmt::print(stderr, "weir emu: eventfd failed\n"), 1;
+    stops.push_back(fd);
+    int cpu = -1;
+    if (args.busy) cpu = args.cpu >= 0 ? args.cpu : ncpu - 1;
+    else if (args.pin) cpu = static_cast<int>(i);
+    threads.emplace_back([&, i, fd, cpu] { fw[i]->run(args, fd, cpu); });
+  }
   Time end = args.duration_s > 0 ? driver::mono_now() + Duration::ns(static_cast<int64_t>(args.duration_s * 1e9))
                                  : Time::never();
   main.on_timer([&](Time) { main.stop(); });
@@ -396,12 +511,12 @@ int run_emu(const EmuArgs& args) {
   fmt::print(stderr, "weir emu: {} <-> {} running (Ctrl-C to stop)\n", args.a, args.b);
   main.run();
   const uint64_t one = 1;
-  for (int fd : {stop_ab, stop_ba}) (void)!::write(fd, &one, sizeof one);
-  t_ab.join();
-  t_ba.join();
-  ::close(stop_ab);
-  ::close(stop_ba);
-  report(args, ab, ba);
+  for (int fd : stops) (void)!::write(fd, &one, sizeof one);
+  for (auto& t : threads) t.join();
+  for (int fd : stops) ::close(fd);
+  std::vector<Forwarder*> raw;
+  for (auto& f : fw) raw.push_back(f.get());
+  report(args, ab, ba, raw);
   return 0;
 }
 
@@ -418,6 +533,15 @@ Register reg("emu", [](CLI::App& app) -> std::function<int()> {
   app.add_flag("--no-mlock", [args](int64_t n) { args->mlock = n == 0; }, "do not mlockall()");
   app.add_option("--batch", args->batch, "packets read per device per wake-up");
   app.add_flag("--pin", args->pin, "pin the a->b thread to CPU 0 and b->a to CPU 1 (if 2+ CPUs)");
+  app.add_flag("--busy", args->busy,
+               "dedicated-core mode: one thread serves both directions, pinned (--cpu), and polls instead of "
+               "sleeping while a departure is due within --busy-horizon-us, within the kernel's RT budget; "
+               "run the rest of the test on the other CPUs (taskset)");
+  app.add_flag("--no-rt-budget", [args](int64_t n) { args->rt_budget = n == 0; },
+               "--busy: poll regardless of the kernel's RT throttle (kernel.sched_rt_runtime_us)");
+  app.add_option("--cpu", args->cpu, "--busy: the forwarding thread's CPU (default: the last one)");
+  app.add_option("--busy-horizon-us", args->busy_horizon_us,
+                 "--busy: poll when the next departure is this close (default 2000)");
   app.add_flag("--napi", args->napi,
                "open the devices with IFF_NAPI, threaded: the receiving stack's input runs in a kernel thread, "
                "not inside the emulator's write");
