@@ -145,8 +145,11 @@ void Scoreboard::known_trim(Seq32 una) {
 void Scoreboard::sack_block(SeqRange block, AckResult& r, Time now, Seq32 prior_fack) {
   size_t first = lower_bound_end(block.begin);
   if (first < size() && at(first).seq.begin < block.begin) ++first;
-  size_t last = first;
-  while (last < size() && at(last).seq.end <= block.end) ++last;
+  // The packets ending at or before block.end, found by binary search like
+  // `first` (ends ascend): a scan to there walked every packet the block
+  // covers on every ACK, known or not, so a repeated block over the flight
+  // cost O(flight) instead of O(log flight).
+  const size_t last = std::max(first, lower_bound_end(block.end));
   if (last == first) return;
   const SeqRange whole{at(first).seq.begin, at(last - 1).seq.end};
   fresh_.clear();
