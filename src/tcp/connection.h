@@ -313,6 +313,7 @@ class Connection {
   };
   static constexpr size_t kMaxChunks = 4096;
   std::deque<Chunk> chunks_;
+  mutable size_t chunk_hint_ = 0;  // chunk_index's last answer (only a hint: checked)
   Seq32 pushed_seq_;  // Linux pushed_seq: write_seq at the last PSH mark
 
   Receiver rcv_;

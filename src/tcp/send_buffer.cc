@@ -53,13 +53,50 @@ void SendBuffer::clear() {
 
 namespace weir::tcp {
 
+void SkbLedger::EndRing::push_back(Seq32 s) {
+  if (count_ == ring_.size()) {
+    std::vector<Seq32> bigger(ring_.empty() ? 64 : ring_.size() * 2);
+    for (size_t i = 0; i < count_; ++i) bigger[i] = (*this)[i];
+    ring_.swap(bigger);
+    head_ = 0;
+  }
+  ring_[(head_ + count_) & (ring_.size() - 1)] = s;
+  ++count_;
+}
+
+void SkbLedger::EndRing::erase_second() {
+  const Seq32 first = front();
+  pop_front();
+  ring_[head_] = first;
+}
+
+void SkbLedger::on_sent(Seq32 end, Seq32 una) {
+  while (!ends_.empty() && ends_.front() <= una) {
+    stale_back_ = ends_.front();
+    ends_.pop_front();
+    ++stale_;
+  }
+  on_sent(end);
+}
+
 void SkbLedger::on_sent(Seq32 end) {
-  if (!ends_.empty() && end <= ends_.back()) return;  // a retransmission: Linux reuses the skb
+  const bool any = stale_ > 0 || !ends_.empty();
+  const Seq32 back = ends_.empty() ? stale_back_ : ends_.back();
+  if (any && end <= back) return;  // a retransmission: Linux reuses the skb
   ends_.push_back(end);
-  if (ends_.size() > kMaxSkbs) ends_.erase(ends_.begin() + 1);  // bounded: merge the two oldest
+  if (sent_skbs() > kMaxSkbs) {  // bounded: merge the two oldest (drop the second)
+    if (stale_ >= 2) {
+      --stale_;
+    } else if (stale_ == 1) {
+      ends_.pop_front();
+    } else {
+      ends_.erase_second();
+    }
+  }
 }
 
 void SkbLedger::on_acked(Seq32 una) {
+  stale_ = 0;  // all at or below the SND.UNA on_sent saw, hence below `una`
   while (!ends_.empty() && ends_.front() <= una) ends_.pop_front();
 }
 

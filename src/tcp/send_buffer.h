@@ -58,15 +58,52 @@ class SkbLedger {
 
   // A burst of new data [.., end) left as one skb (tcp_event_new_data_sent).
   void on_sent(Seq32 end);
+  // The same, with SND.UNA now (never decreasing between clear()s): the
+  // skbs it covers whole are set aside first (see stale_), which changes
+  // no answer of sent_skbs() or live().
+  void on_sent(Seq32 end, Seq32 una);
   // Skbs wholly below `una` are freed (tcp_clean_rtx_queue).
   void on_acked(Seq32 una);
-  void clear() { ends_.clear(); }
-  size_t sent_skbs() const { return ends_.size(); }
+  void clear() {
+    ends_.clear();
+    stale_ = 0;
+  }
+  size_t sent_skbs() const { return stale_ + ends_.size(); }
   // Skbs not yet wholly acknowledged at `una` (on_acked may lag behind).
   size_t live(Seq32 una) const;
 
  private:
-  std::deque<Seq32> ends_;
+  // The ledger is `stale_` skbs already wholly acknowledged when on_sent
+  // last saw SND.UNA (on_acked has not freed them yet; only their number
+  // matters: they end at or below every later SND.UNA), then `ends_`. So a
+  // sender whose writer never waits for space (on_acked is only called
+  // then) neither keeps nor rescans them, and the bound's merge of the two
+  // oldest is a decrement instead of a deque erase on every burst.
+  size_t stale_ = 0;
+  Seq32 stale_back_;  // end of the newest stale skb (for the ordering check)
+  // The ends, oldest first, in a ring that doubles and is never shrunk (a
+  // std::deque allocated and freed a block every 128 skbs in steady state).
+  class EndRing {
+   public:
+    bool empty() const { return count_ == 0; }
+    size_t size() const { return count_; }
+    Seq32 operator[](size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+    Seq32 front() const { return (*this)[0]; }
+    Seq32 back() const { return (*this)[count_ - 1]; }
+    void push_back(Seq32 s);
+    void pop_front() {
+      head_ = (head_ + 1) & (ring_.size() - 1);
+      --count_;
+    }
+    void erase_second();  // drops element 1
+    void clear() { head_ = count_ = 0; }
+
+   private:
+    std::vector<Seq32> ring_;  // power-of-two size
+    size_t head_ = 0;
+    size_t count_ = 0;
+  };
+  EndRing ends_;
 };
 
 // Linux's tcp_info chronographs (tcp_chrono_start/stop, tcp_output.c): the

@@ -321,7 +321,7 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
     if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, psh)) break;
     sent = true;
   }
-  if (sent) skbs_.on_sent(snd_.nxt);  // the burst is one skb (tso_fragment split it off)
+  if (sent) skbs_.on_sent(snd_.nxt, snd_.una);  // the burst is one skb (tso_fragment split it off)
   if (sent) sb_.join_skb(SeqRange{burst_begin, snd_.nxt});  // retransmissions stay within it
   return sent;
 }
@@ -459,11 +459,20 @@ void Connection::prune_chunks() {
 }
 
 size_t Connection::chunk_index(Seq32 seq) const {
-  // Chunks are contiguous, so their ends ascend: the first one ending after
-  // `seq`, by binary search (a scan cost O(unsent chunks) on every ACK).
+  // Chunks are contiguous, so their ends ascend: the answer is the one index
+  // whose chunk ends after `seq` while the one before it does not. The last
+  // answer, or the next one as SND.NXT moves on, usually still is; else a
+  // binary search (a scan cost O(unsent chunks) on every ACK).
+  const size_t n = chunks_.size();
+  auto is_answer = [&](size_t i) {
+    return i <= n && (i == n || seq < chunks_[i].end) && (i == 0 || !(seq < chunks_[i - 1].end));
+  };
+  if (is_answer(chunk_hint_)) return chunk_hint_;
+  if (is_answer(chunk_hint_ + 1)) return ++chunk_hint_;
   auto it = std::upper_bound(chunks_.begin(), chunks_.end(), seq,
                              [](Seq32 s, const Chunk& c) { return s < c.end; });
-  return static_cast<size_t>(it - chunks_.begin());
+  chunk_hint_ = static_cast<size_t>(it - chunks_.begin());
+  return chunk_hint_;
 }
 
 bool Connection::psh_end(Seq32 end) const {

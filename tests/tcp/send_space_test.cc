@@ -54,6 +54,29 @@ TEST(SkbLedger, StaysBounded) {
   EXPECT_EQ(l.sent_skbs(), tcp::SkbLedger::kMaxSkbs);
 }
 
+// on_sent with SND.UNA sets the wholly acknowledged skbs aside; every
+// answer stays what the ledger without it gives, also across the bound's
+// merges and after on_acked.
+TEST(SkbLedger, SettingAcknowledgedSkbsAsideChangesNoAnswer) {
+  tcp::SkbLedger plain, pruned;
+  uint32_t una = 0;
+  for (uint32_t i = 1; i <= 3 * tcp::SkbLedger::kMaxSkbs; ++i) {
+    const Seq32 end(i * 100);
+    if (i % 7 == 0) una = (i - 3) * 100 + 50;  // inside an skb now and then
+    plain.on_sent(end);
+    pruned.on_sent(end, Seq32(una));
+    if (i % 500 == 0) pruned.on_sent(Seq32(i * 100 - 10), Seq32(una));  // a retransmission
+    if (i % 500 == 0) plain.on_sent(Seq32(i * 100 - 10));
+    ASSERT_EQ(plain.sent_skbs(), pruned.sent_skbs()) << i;
+    ASSERT_EQ(plain.live(Seq32(una)), pruned.live(Seq32(una))) << i;
+    if (i % 1000 == 0) {
+      plain.on_acked(Seq32(una));
+      pruned.on_acked(Seq32(una));
+      ASSERT_EQ(plain.sent_skbs(), pruned.sent_skbs()) << i;
+    }
+  }
+}
+
 TEST(ChronoStats, HigherClockTakesOverAndStopResumesBusy) {
   tcp::ChronoStats c;
   const Time t0 = Time::zero() + Duration::s(1);
