@@ -27,8 +27,9 @@ constexpr uint32_t kGsoMaxSize = 65536;     // sk_gso_max_size (GSO_LEGACY_MAX_S
 // unsent chunk (the unsent rest of a partly sent chunk is an skb of its own,
 // tso_fragment).
 uint64_t Connection::wmem_queued() const {
-  uint64_t skbs = skbs_.live(snd_.una);
-  for (size_t i = chunks_.size(); i > 0 && chunks_[i - 1].end > snd_.nxt; --i) ++skbs;
+  // The unsent chunks are those ending after SND.NXT: the chunks from
+  // chunk_index(SND.NXT) on (ends ascend), found without a scan.
+  const uint64_t skbs = skbs_.live(snd_.una) + (chunks_.size() - chunk_index(snd_.nxt));
   return seq_len(snd_.una, write_seq_) + skbs * SkbLedger::kSkbOverhead;
 }
 
