@@ -15,22 +15,9 @@
 #include <new>
 #include <vector>
 
+#include "bench_support.h"
 #include "tcp/scoreboard.h"
 
-namespace {
-std::atomic<uint64_t> g_allocs{0};
-}  // namespace
-
-// Counting replacements of the global allocation functions. Kept out of
-// line so that GCC's -Wmismatched-new-delete does not see malloc/free pairs
-// through inlining.
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace weir::tcp {
 namespace {
@@ -61,13 +48,13 @@ void report(benchmark::State& state, uint64_t allocs) {
 // Every ACK acknowledges the oldest packet; one new packet keeps the flight.
 void BM_CumulativeAck(benchmark::State& state) {
   Flight f(static_cast<uint32_t>(state.range(0)));
-  const uint64_t a0 = g_allocs.load();
+  const uint64_t a0 = bench::g_allocs.load();
   for (auto _ : state) {
     AckResult r = f.sb.on_ack(f.sb.high_ack() + kMss, {}, f.now);
     benchmark::DoNotOptimize(r);
     f.send();
   }
-  report(state, g_allocs.load() - a0);
+  report(state, bench::g_allocs.load() - a0);
 }
 
 // The head is lost; every ACK carries one SACK block from the packet after
@@ -80,7 +67,7 @@ void BM_NewSackBlockAtEnd(benchmark::State& state) {
   SeqRange block{f.sb.high_ack() + kMss, f.sb.high_data()};
   (void)f.sb.on_ack(f.sb.high_ack(), std::span(&block, 1), f.now);
   uint32_t since_trim = 0;
-  const uint64_t a0 = g_allocs.load();
+  const uint64_t a0 = bench::g_allocs.load();
   for (auto _ : state) {
     f.send();
     block = {f.sb.high_ack() + kMss, f.sb.high_data()};
@@ -95,7 +82,7 @@ void BM_NewSackBlockAtEnd(benchmark::State& state) {
       (void)f.sb.on_ack(ack, std::span(&rest, 1), f.now);
     }
   }
-  report(state, g_allocs.load() - a0);
+  report(state, bench::g_allocs.load() - a0);
 }
 
 // The same SACK block again and again (nothing new): must not walk the
@@ -104,30 +91,15 @@ void BM_DuplicateSack(benchmark::State& state) {
   Flight f(static_cast<uint32_t>(state.range(0)));
   const SeqRange block{f.sb.high_ack() + kMss, f.sb.high_data()};
   (void)f.sb.on_ack(f.sb.high_ack(), std::span(&block, 1), f.now);
-  const uint64_t a0 = g_allocs.load();
+  const uint64_t a0 = bench::g_allocs.load();
   for (auto _ : state) {
     AckResult r = f.sb.on_ack(f.sb.high_ack(), std::span(&block, 1), f.now);
     benchmark::DoNotOptimize(r);
   }
-  report(state, g_allocs.load() - a0);
+  report(state, bench::g_allocs.load() - a0);
 }
 
-// memcpy of one 1460-byte packet: the machine-speed unit of
-// bench_sack_attack, so per-ACK costs here can be quoted as a ratio measured
-// in the same run.
-void BM_MemcpyReference(benchmark::State& state) {
-  std::vector<uint8_t> src(1460, 0x5a);
-  std::vector<uint8_t> dst(1460);
-  for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), src.size());
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-    ++src[0];
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-
-BENCHMARK(BM_MemcpyReference);
+BENCHMARK(weir::bench::BM_MemcpyReference)->Name("BM_MemcpyReference");
 BENCHMARK(BM_CumulativeAck)->Arg(128)->Arg(4096)->Arg(65536);
 BENCHMARK(BM_NewSackBlockAtEnd)->Arg(128)->Arg(4096)->Arg(65536);
 BENCHMARK(BM_DuplicateSack)->Arg(128)->Arg(4096)->Arg(65536);

@@ -47,23 +47,10 @@
 #include <new>
 #include <vector>
 
+#include "bench_support.h"
 #include "weir/stack.h"
 #include "wire/packet.h"
 
-namespace {
-std::atomic<uint64_t> g_allocs{0};
-}  // namespace
-
-// Counting replacements of the global allocation functions (as bench_ack).
-// Kept out of line so that GCC's -Wmismatched-new-delete does not see
-// malloc/free pairs through inlining.
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace weir {
 namespace {
@@ -186,7 +173,7 @@ class Victim {
 
 void report(benchmark::State& state, const Victim& v, size_t heap0, uint64_t sent0, uint64_t allocs0) {
   const auto n = static_cast<double>(state.iterations());
-  state.counters["allocs_per_ack"] = benchmark::Counter(static_cast<double>(g_allocs.load() - allocs0) / n);
+  state.counters["allocs_per_ack"] = benchmark::Counter(static_cast<double>(bench::g_allocs.load() - allocs0) / n);
   state.counters["heap_per_conn"] = benchmark::Counter(static_cast<double>(v.heap_per_conn));
   state.counters["heap_growth_per_ack"] =
       benchmark::Counter(static_cast<double>(static_cast<int64_t>(heap_in_use() - heap0)) / n);
@@ -201,7 +188,7 @@ void run_attack(benchmark::State& state, F make_blocks) {
   std::array<SeqRange, wire::kMaxSackBlocks> blocks{};
   const size_t heap0 = heap_in_use();
   const uint64_t sent0 = v.nif_.sent;
-  const uint64_t allocs0 = g_allocs.load();
+  const uint64_t allocs0 = bench::g_allocs.load();
   uint32_t i = 0;
   for (auto _ : state) {
     const size_t n = make_blocks(v, i++, blocks);
@@ -216,7 +203,7 @@ void BM_PlainAck(benchmark::State& state) {
            state.range(2) != 0);
   const size_t heap0 = heap_in_use();
   const uint64_t sent0 = v.nif_.sent;
-  const uint64_t allocs0 = g_allocs.load();
+  const uint64_t allocs0 = bench::g_allocs.load();
   for (auto _ : state) {
     v.una_ += v.mss_;
     v.ack(v.una_, {});
@@ -268,7 +255,7 @@ void BM_SackOneBlock(benchmark::State& state) {
   Victim v(static_cast<uint16_t>(state.range(0)), static_cast<uint32_t>(state.range(1)), true);
   const size_t heap0 = heap_in_use();
   const uint64_t sent0 = v.nif_.sent;
-  const uint64_t allocs0 = g_allocs.load();
+  const uint64_t allocs0 = bench::g_allocs.load();
   const uint32_t m = v.mss_;
   v.una_ += m;
   for (auto _ : state) {
@@ -278,18 +265,6 @@ void BM_SackOneBlock(benchmark::State& state) {
     v.tick();
   }
   report(state, v, heap0, sent0, allocs0);
-}
-
-void BM_MemcpyReference(benchmark::State& state) {
-  std::vector<uint8_t> src(1460, 0x5a);
-  std::vector<uint8_t> dst(1460);
-  for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), src.size());
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-    ++src[0];
-  }
-  state.SetItemsProcessed(state.iterations());
 }
 
 // Fixed iteration counts keep the flight from running out (the ACKs consume
@@ -309,7 +284,7 @@ void sack_one_args(benchmark::internal::Benchmark* b) {
   args(b);
   for (int64_t flight : {4096, 65536}) b->Args({1460, flight});
 }
-BENCHMARK(BM_MemcpyReference);
+BENCHMARK(weir::bench::BM_MemcpyReference)->Name("BM_MemcpyReference");
 BENCHMARK(BM_PlainAck)->Apply(plain_args)->Iterations(kAcks);
 BENCHMARK(BM_SackOneBlock)->Apply(sack_one_args)->Iterations(kAcks);
 BENCHMARK(BM_SackEveryOtherByte)->Apply(args)->Iterations(kAcks);
