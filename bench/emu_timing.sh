@@ -12,6 +12,12 @@
 # With --busy (dedicated-core mode) the emulator's one thread takes a CPU
 # (--cpu N, default the last) and iperf3 client and server are pinned to the
 # others with taskset, so the senders never compete with the polling thread.
+# RPS=auto (with --busy) also steers both TUN devices' receive processing to
+# those CPUs (rps_cpus): a TUN write then only queues the packet for another
+# CPU instead of running the receiving stack's work (an ACK's processing and
+# the burst it releases) inside the emulator's write. It is off by default:
+# on this 2-core machine it helps at 1 Gbit/s and hurts at 50 Mbit/s
+# (docs/performance.md). RPS=MASK sets a hex CPU mask in either mode.
 set -u
 BUILD=${1:-build/default}
 WEIR=$(readlink -f "${WEIR:-$BUILD/tools/weir/weir}")
@@ -27,11 +33,20 @@ case " ${EMU_ARGS:-} " in
     emu_cpu=${emu_cpu:-$((ncpu - 1))}
     others=$(seq 0 $((ncpu - 1)) | grep -vx "$emu_cpu" | paste -sd,)
     [ -n "$others" ] && PIN=(taskset -c "$others")
+    rps_mask=0
+    for c in ${others//,/ }; do rps_mask=$((rps_mask | (1 << c))); done
+    [ "${RPS:-}" = auto ] && RPS=$(printf %x "$rps_mask")
     ;;
 esac
 A=$(ns_add a); B=$(ns_add b)
 tun_add "$A" ta 10.9.0.1/24
 tun_add "$B" tb 10.9.0.2/24
+if [ -n "${RPS:-}" ] && [ "$RPS" != 0 ]; then
+  [ "$RPS" = auto ] && fail "RPS=auto needs EMU_ARGS with --busy"
+  # `ip netns exec` mounts the namespace's own sysfs, where its devices are.
+  ip netns exec "$A" sh -c "echo $RPS > /sys/class/net/ta/queues/rx-0/rps_cpus" || fail "rps_cpus"
+  ip netns exec "$B" sh -c "echo $RPS > /sys/class/net/tb/queues/rx-0/rps_cpus" || fail "rps_cpus"
+fi
 link_toml "$WORK/link.toml" "rate = \"$RATE\"" "delay = \"$DELAY\"" "queue = $QUEUE"
 # shellcheck disable=SC2086
 bg emu "$WEIR" emu --a "$A:ta" --b "$B:tb" --link "$WORK/link.toml" --json "$WORK/emu.json" ${EMU_ARGS:-}
@@ -50,5 +65,5 @@ j = json.load(open(sys.argv[1]))
 print("iperf3 goodput %.1f Mbit/s" % (j["end"]["sum_received"]["bits_per_second"] / 1e6))
 P
 echo "link $RATE, $DELAY each way, queue $QUEUE, iperf3 ${BW:-bulk} for ${SECS}s; load average $load0 -> $load1;" \
-  "EMU_ARGS='${EMU_ARGS:-}'${PIN[*]:+ iperf3 under ${PIN[*]}}"
+  "EMU_ARGS='${EMU_ARGS:-}'${PIN[*]:+ iperf3 under ${PIN[*]}}${RPS:+, rps_cpus $RPS}"
 sed -n '/^timing error/,$p' "$WORK/emu.log"
