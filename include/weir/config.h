@@ -34,6 +34,11 @@ struct StackConfig {
   int tcp_fin_timeout_s = 60;
   int tcp_tw_reuse = 2;
   int tcp_syncookies = 1;
+  // RFC 7413 Fast Open: Linux's TFO_* bits (tcp/fastopen.h); 1 = client only.
+  int tcp_fastopen = 1;
+  // The server's cookie key(s), "xxxxxxxx-xxxxxxxx-xxxxxxxx-xxxxxxxx[,backup]";
+  // empty: derived from `secret` (Linux picks a random key on first use).
+  std::string tcp_fastopen_key;
   int tcp_max_syn_backlog = 128;
   uint32_t tcp_min_snd_mss = 48;
   uint32_t tcp_base_mss = 1024;

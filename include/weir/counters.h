@@ -45,7 +45,11 @@ namespace weir {
   X(TcpExtTCPWinProbe) X(TcpExtTCPKeepAlive) X(TcpExtTCPMTUPFail) X(TcpExtTCPMTUPSuccess) \
   X(TcpExtTCPDelivered) X(TcpExtTCPDeliveredCE) X(TcpExtTCPAckCompressed)     \
   X(TcpExtTCPZeroWindowDrop) X(TcpExtTCPRcvQDrop) X(TcpExtTCPWqueueTooBig)     \
-  X(TcpExtTCPFastOpenPassive) X(TcpExtTCPDSACKRecvSegs) X(TcpExtTCPDSACKIgnoredDubious) \
+  X(TcpExtTCPFastOpenPassive) X(TcpExtTCPFastOpenPassiveFail)                 \
+  X(TcpExtTCPFastOpenPassiveAltKey) X(TcpExtTCPFastOpenListenOverflow)         \
+  X(TcpExtTCPFastOpenCookieReqd) X(TcpExtTCPFastOpenActive)                    \
+  X(TcpExtTCPFastOpenActiveFail) X(TcpExtTCPFastOpenBlackhole)                 \
+  X(TcpExtTCPDSACKRecvSegs) X(TcpExtTCPDSACKIgnoredDubious) \
   X(TcpExtTCPMigrateReqSuccess) X(TcpExtTCPPLBRehash) X(TcpExtTCPAOBad)      \
   X(IpInReceives) X(IpInHdrErrors) X(IpInAddrErrors) X(IpInUnknownProtos)     \
   X(IpInDiscards) X(IpInDelivers) X(IpOutRequests) X(IcmpInMsgs) X(IcmpInErrors) \

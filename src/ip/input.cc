@@ -82,8 +82,10 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p) {
           return;
         }
       }
+      // A Fast Open child is already a full socket in the accept queue
+      // (Linux finds it, not a request sock, and skips tcp_check_req).
       if (c.state() == tcp::State::kSynReceived && s->listener_parent && seg.h.has(ACK) &&
-          !seg.h.has(RST) && !seg.h.has(SYN)) {
+          !seg.h.has(RST) && !seg.h.has(SYN) && !c.fastopen_pending()) {
         Socket* ls = find(s->listener_parent);
         if (ls && ls->listener && ls->listener->accept_queue_full()) {
           // Linux tcp_check_req: no room to accept; drop the ACK, the
@@ -175,8 +177,15 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
     counters_.inc(Counter::TcpExtListenDrops);
     return;
   }
+  const tcp::PassiveFastOpen fo = fastopen_syn(ls, t, seg);
   Socket& c = new_child(ls, t);
-  c.conn->open_passive(now, t, seg, ls.id);
+  c.conn->open_passive(now, t, seg, ls.id, fo);
+  if (fo.child) {
+    // Linux tcp_conn_request: a Fast Open child goes straight to the accept
+    // queue (inet_csk_reqsk_queue_add) and wakes the listener.
+    l.on_established(c.id);
+    notify(ls.id);
+  }
   after_call(c);
 }
 

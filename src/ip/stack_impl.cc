@@ -126,7 +126,10 @@ void StackImpl::after_call(Socket& s) {
       s.in_demux = false;
     }
     Socket* ls = find(s.listener_parent);
-    if (ls && ls->listener && !s.app_open) {
+    // Linux: a child that completed its handshake stays in the accept queue
+    // when it is reset or closed; accept() returns it and its calls report
+    // what happened (inet_csk_accept takes it regardless of state).
+    if (ls && ls->listener && !s.app_open && !ls->listener->in_accept_queue(id)) {
       ls->listener->forget(id);
       s.listener_parent = 0;
     }
@@ -242,6 +245,7 @@ Errc StackImpl::listen(Time now, SocketId id, int backlog) {
   if (listeners_.count(s->local)) return Errc::kAddrInUse;
   s->listener = std::make_unique<tcp::Listener>(s->local, std::min(backlog, cfg_.somaxconn));
   listeners_[s->local] = id;
+  fastopen_listen(*s, backlog);
   return Errc::kOk;
 }
 
@@ -355,6 +359,10 @@ void StackImpl::close_listener(Time now, Socket& s) {
     if (c->conn->state() == tcp::State::kSynReceived) c->conn->close(now);
     c->conn->abort(now, Errc::kOk);
     after_call(*c);
+    // A child that had already closed in the accept queue has no event left
+    // to reap it by.
+    if (Socket* again = find(k); again && !again->in_demux && again->conn->state() == tcp::State::kClosed)
+      reap(k);
   }
   s.listener.reset();
 }

@@ -102,6 +102,10 @@ class StackImpl final : public tcp::TcpEnv {
   bool input_listener(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   void listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   bool listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
+  // RFC 7413 (fastopen_listen.cc): the listener's Fast Open answer to a SYN.
+  tcp::PassiveFastOpen fastopen_syn(Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
+  void fastopen_listen(Socket& s, int backlog);
+  bool fastopen_queue_ok(Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg);
   Socket* find_listener(const Endpoint& local);

@@ -122,6 +122,22 @@ std::vector<uint8_t> hex_bytes(const std::string& hex) {
   return out;
 }
 
+// A Fast Open option's bytes as the script writes it: kind 34, or kind 254
+// with the experimental magic (RFC 7413 §4.1.1), then the cookie if any.
+std::vector<uint8_t> fastopen_bytes(const OptionSpec& s) {
+  std::vector<uint8_t> cookie = hex_bytes(s.text);
+  const bool exp = s.kind == K::kFastOpenExp;
+  std::vector<uint8_t> raw;
+  raw.push_back(exp ? wire::tcp_opt::EXP : wire::tcp_opt::FASTOPEN);
+  raw.push_back(static_cast<uint8_t>((exp ? 4 : 2) + cookie.size()));
+  if (exp) {
+    raw.push_back(static_cast<uint8_t>(wire::kFastOpenExpMagic >> 8));
+    raw.push_back(static_cast<uint8_t>(wire::kFastOpenExpMagic & 0xff));
+  }
+  raw.insert(raw.end(), cookie.begin(), cookie.end());
+  return raw;
+}
+
 void add_raw_item(wire::TcpOptions& o, uint8_t kind, const std::vector<uint8_t>& bytes) {
   if (o.item_count >= o.items.size() || o.raw_len + bytes.size() > o.raw.size()) return;
   o.items[o.item_count++] = {kind, o.raw_len, static_cast<uint8_t>(bytes.size())};
@@ -266,18 +282,7 @@ Status Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::Tc
       }
       case K::kFastOpen:
       case K::kFastOpenExp: {
-        if (p.flags & wire::tcp_flag::SYN) return stop(Outcome::kSkip, "TCP Fast Open options are not supported");
-        std::vector<uint8_t> cookie = hex_bytes(s.text);
-        bool exp = s.kind == K::kFastOpenExp;
-        std::vector<uint8_t> raw;
-        raw.reserve(4 + cookie.size());
-        raw.push_back(exp ? wire::tcp_opt::EXP : wire::tcp_opt::FASTOPEN);
-        raw.push_back(static_cast<uint8_t>((exp ? 4 : 2) + cookie.size()));
-        if (exp) {
-          raw.push_back(0xF9);  // RFC 7413 §4.1.1 experimental magic 0xF989
-          raw.push_back(0x89);
-        }
-        for (uint8_t b : cookie) raw.push_back(b);
+        std::vector<uint8_t> raw = fastopen_bytes(s);
         add_raw_item(o, raw[0], raw);
         continue;
       }
@@ -295,7 +300,10 @@ Status Runner::inject(const Event& e, const PacketSpec& p) {
     conn_.local = {cfg_.local_ip, cfg_.bind_port};
     conn_.remote = {cfg_.remote_ip, next_remote_port_++};
   }
-  uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
+  // packetdrill (local_seq_script_to_live_offset): our ISN as the script
+  // wrote it counts on SYNs only; elsewhere our sequence numbers are
+  // relative to the live ISN.
+  uint32_t local_off = conn_.live_local_isn - ((p.flags & wire::tcp_flag::SYN) ? conn_.script_local_isn : 0);
   if (p.icmp) return inject_icmp(e, p, local_off);
   if (p.flags & 0x100) return stop(Outcome::kSkip, "the AE (AccECN) flag is not supported");
   if (!p.ip_unknown.empty()) return stop(Outcome::kSkip, fmt::format("unsupported IP attribute '{}'", p.ip_unknown[0]));
@@ -311,14 +319,15 @@ Status Runner::inject(const Event& e, const PacketSpec& p) {
     conn_.remote = {cfg_.remote_ip, next_remote_port_++};
     local_off = 0;
   }
-  if (syn_only) conn_.remote_isn = p.seq_start;
-  if ((p.flags & wire::tcp_flag::SYN) && p.len > 0)
-    return stop(Outcome::kSkip, "SYN with data (TCP Fast Open) is not supported");
+  // packetdrill (remote_seq_script_to_live_offset): a SYN's seq is absolute
+  // and names the remote ISN; every later seq is relative to it.
+  const bool syn = (p.flags & wire::tcp_flag::SYN) != 0;
+  if (syn) conn_.remote_isn = p.seq_start;
 
   wire::TcpHeader h;
   h.src_port = conn_.remote.port;
   h.dst_port = conn_.local.port;
-  h.seq = Seq32(p.seq_start);
+  h.seq = Seq32(p.seq_start + (syn ? 0 : conn_.remote_isn));
   h.flags = static_cast<uint8_t>(p.flags & 0xff);
   // packetdrill maps the ack of every ACK-flagged packet, an omitted one as 0.
   if (p.flags & wire::tcp_flag::ACK) h.ack = Seq32(p.ack.value_or(0) + local_off);
@@ -355,7 +364,7 @@ Status Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::Tcp
   do {
     uint32_t n = std::min(seg, p.len - sent);
     wire::TcpHeader hh = h;
-    hh.seq = Seq32(p.seq_start + sent);
+    hh.seq = h.seq + sent;
     if (sent + n < p.len) hh.flags &= static_cast<uint8_t>(~(wire::tcp_flag::FIN | wire::tcp_flag::PSH));
     std::vector<uint8_t> payload(n, 0);
     auto bytes = wire::build_tcp_packet(ip, hh, payload);
@@ -383,15 +392,20 @@ std::string Runner::describe_live(const wire::TcpPacket& pk, uint32_t payload_le
 namespace {
 
 // The live packet in script space (sequence numbers relative to the ISNs).
-Actual actual_of(const wire::TcpPacket& pk, uint32_t local_off) {
+// Remote sequence numbers (ack, SACK blocks) are absolute on a SYN and
+// relative to the remote ISN on anything else, as packetdrill maps them.
+Actual actual_of(const wire::TcpPacket& pk, uint32_t local_off, uint32_t remote_isn) {
   Actual a;
+  const uint32_t remote_off = pk.tcp.has(wire::tcp_flag::SYN) ? 0 : remote_isn;
   a.flags = pk.tcp.flags;
   a.seq = pk.tcp.seq.raw() - local_off;
   a.len = static_cast<uint32_t>(pk.payload.size());
-  a.ack = pk.tcp.ack.raw();
+  a.ack = pk.tcp.ack.raw() - remote_off;
   a.win = pk.tcp.window;
   a.tos = pk.ip.tos;
   a.options = pk.tcp.options;
+  for (size_t i = 0; i < a.options.sack_count; ++i)
+    a.options.sack[i] = {a.options.sack[i].begin - remote_off, a.options.sack[i].end - remote_off};
   return a;
 }
 
@@ -464,6 +478,13 @@ std::string option_mismatch(const OptionSpec& s, const wire::TcpOptions& lo2, si
     for (size_t b = 0; same && b < s.blocks.size(); ++b)
       same = lo2.sack[b].begin.raw() == s.blocks[b].first && lo2.sack[b].end.raw() == s.blocks[b].second;
     if (!same) return "live packet TCP option sack: blocks differ";
+  }
+  if (s.kind == K::kFastOpen || s.kind == K::kFastOpenExp) {
+    // The whole option, cookie included, byte for byte.
+    std::vector<uint8_t> want = fastopen_bytes(s);
+    if (it.len != want.size() || std::memcmp(lo2.raw.data() + it.offset, want.data(), want.size()) != 0)
+      return fmt::format("live packet TCP option {}: expected '{}' vs actual '{}'", i + 1, option_text(s),
+                         wire::format_options(lo2));
   }
   if (s.kind == K::kTimestamp && lo2.ts) {
     if (lo2.ts->ecr != s.b) return fmt::format("live packet TCP option TS ecr: expected {} vs actual {}", s.b, lo2.ts->ecr);
@@ -574,9 +595,6 @@ Status Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Tim
   // IP_TOS is kept by the runner, not sent by the engine (DSCP 0 on the wire).
   if (auto sut = fds_.find(sut_fd_); p.tos && sut != fds_.end() && sut->second.tos != 0)
     return stop(Outcome::kSkip, "IP_TOS on outbound packets is not modelled");
-  for (const OptionSpec& o : p.options)
-    if (o.kind == K::kFastOpen || o.kind == K::kFastOpenExp)
-      return stop(Outcome::kSkip, "TCP Fast Open options are not supported");
   auto sent = next_outbound(hi);
   if (!sent) return stopped(sent);
   if (!*sent)
@@ -591,8 +609,9 @@ Status Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Tim
                 fmt::format("the engine sent a packet that is not valid TCP: {}", wire::to_string(pk.error())),
                 {"expected: " + render_expected(p).text()});
   learn_conn(*pk, p);
-  uint32_t local_off = conn_.live_local_isn - conn_.script_local_isn;
-  Actual a = actual_of(*pk, local_off);
+  const bool syn = pk->tcp.has(wire::tcp_flag::SYN);
+  uint32_t local_off = conn_.live_local_isn - (syn ? conn_.script_local_isn : 0);
+  Actual a = actual_of(*pk, local_off, conn_.remote_isn);
   if (!cfg_.strict_segments)
     if (auto s = merge_tso(*this, *pk, p, hi, a); !s) return s;
   map_ts_val(conn_, p, a);

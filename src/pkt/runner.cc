@@ -381,9 +381,18 @@ RunResult run_file(const std::string& path, const RunOptions& opt) {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string source = ss.str();
-  // packetdrill's run_all.py defines these per variant.
+  // packetdrill's run_all.py defines these per variant. TFO_COOKIE is the
+  // Fast Open cookie (SipHash of the SYN's addresses, tcp/fastopen.h) under
+  // defaults.sh's key for the addresses this runner uses (192.0.2.1 ->
+  // 192.168.0.1, fd3d:fa7b:d17d::1 -> fd3d:a0b:17d6::1), as the current
+  // run_all.py and the kernel's ksft_runner.sh define it; older run_all.py
+  // versions gave de4f234f0f433a55 / 6aa6ae70c288023b for their older local
+  // addresses (192.168.0.2, fd3d:fa7b:d17d::0 <- 2001:db8::1).
+  // TFO_COOKIE_ZERO: the same under the all-zero key.
+  const bool v6 = opt.ip_version == IpVersion::kIpv6;
   std::map<std::string, std::string> defines = {
-      {"TFO_COOKIE", opt.ip_version == IpVersion::kIpv6 ? "6aa6ae70c288023b" : "de4f234f0f433a55"},
+      {"TFO_COOKIE", v6 ? "c1d1e9742a47a9bc" : "3021b9d889017eeb"},
+      {"TFO_COOKIE_ZERO", v6 ? "82af1a8f9a205c34" : "b7c12350a90dc8f5"},
       {"CMSG_LEVEL_IP", opt.ip_version == IpVersion::kIpv4 ? "SOL_IP" : "SOL_IPV6"},
       {"CMSG_TYPE_RECVERR", opt.ip_version == IpVersion::kIpv4 ? "IP_RECVERR" : "IPV6_RECVERR"},
   };

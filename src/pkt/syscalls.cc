@@ -3,6 +3,7 @@
 // poll/epoll_wait with a timeout) become a Pending operation that the
 // timeline retries after every engine step, so their return time is checked.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -49,8 +50,7 @@ bool read_target_met(const Stack& st, SocketId s, size_t want) {
 
 // Options the engine has no notion of: the script is skipped, not failed.
 bool unsupported_sockopt(std::string_view name) {
-  static const char* kNames[] = {"TCP_FASTOPEN", "TCP_FASTOPEN_CONNECT", "TCP_FASTOPEN_KEY",
-                                 "TCP_FASTOPEN_NO_COOKIE", "SO_TIMESTAMPING",
+  static const char* kNames[] = {"TCP_FASTOPEN_CONNECT", "SO_TIMESTAMPING",
                                  "TCP_MD5SIG", "TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
                                  "TCP_SAVED_SYN", "TCP_ULP", "SO_RCVTIMEO", "SO_SNDTIMEO",
                                  "SO_BINDTODEVICE", "TCP_TX_DELAY", "SO_MARK", "IP_FREEBIND"};
@@ -301,7 +301,12 @@ Status SyscallCtx::socket_calls() {
     const int v = static_cast<int>(*how);
     Ret ret = from(n == "listen" ? r_.stack_->listen(r_.now_, (*f)->sock, v)
                                  : r_.stack_->shutdown(r_.now_, (*f)->sock, v));
-    if (n == "listen" && ret.value == 0) (*f)->listener = true;
+    if (n == "listen" && ret.value == 0 && !(*f)->listener) {
+      (*f)->listener = true;
+      // packetdrill: a new listening socket is the socket under test, so
+      // the next SYN opens a new connection even if the last one is open.
+      if (r_.conn_.known) r_.conn_.closed = true;
+    }
     return run_now(ret);
   }
   if (n == "getsockname" || n == "getpeername") {
@@ -465,12 +470,33 @@ Status SyscallCtx::option_calls() {
 
 namespace {
 
+// A C string literal's bytes, as packetdrill's lexer decodes them: \xHH,
+// \n, \t, \0 and an escaped character as itself.
+std::vector<uint8_t> unescape(const std::string& t) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] != '\\' || i + 1 == t.size()) {
+      out.push_back(static_cast<uint8_t>(t[i]));
+      continue;
+    }
+    const char c = t[++i];
+    if (c == 'x' && i + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(t[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(t[i + 2]))) {
+      out.push_back(static_cast<uint8_t>(std::stoul(t.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(static_cast<uint8_t>(c == 'n' ? '\n' : c == 't' ? '\t' : c == '0' ? '\0' : c));
+    }
+  }
+  return out;
+}
+
 // A setsockopt() value as the kernel would copy it in: a string, a linger
 // struct, or a 32-bit integer.
 Expected<std::vector<uint8_t>, Stop> option_bytes(const SyscallCtx& c, const Expr& val) {
   std::vector<uint8_t> bytes;
   if (val.kind == Expr::Kind::kString) {
-    bytes.assign(val.text.begin(), val.text.end());
+    bytes = unescape(val.text);
     return bytes;
   }
   if (val.kind == Expr::Kind::kStruct && val.field("onoff")) {

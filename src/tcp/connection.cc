@@ -206,7 +206,7 @@ Errc Connection::open_active(Time now, const FourTuple& t) {
 }
 
 void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn,
-                              uint32_t listener) {
+                              uint32_t listener, const PassiveFastOpen& fo) {
   const StackConfig& cfg = env_.cfg();
   tuple_ = t;
   listener_ = listener;
@@ -236,7 +236,13 @@ void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn
   set_state(now, State::kSynReceived);
   env_.counters().inc(Counter::TcpPassiveOpens);
   retrans_stamp_ = now;
+  // RFC 7413 §4.2.2: with a valid cookie the SYN's data is accepted and the
+  // SYN-ACK acknowledges it.
+  if (fo.child) accept_syn_data(now, syn);
+  synack_cookie_ = fo.reply;
   send_synack(now);
+  synack_cookie_.reset();  // Linux: retransmitted SYN-ACKs carry no cookie
+  if (fo.child) fastopen_child_sent_synack();
   arm_rto(now);
 }
 
@@ -330,7 +336,18 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
     return Unexpected(e != Errc::kOk ? e : Errc::kPipe);
   };
   if (error_ != Errc::kOk || wr_shut_) return fail();
-  if (state_ == State::kSynSent || state_ == State::kSynReceived) return Unexpected(Errc::kAgain);
+  // Linux tcp_sendmsg_locked: a passive Fast Open socket may send before
+  // the handshake completes (RFC 7413 §4.2.2).
+  if ((state_ == State::kSynSent || state_ == State::kSynReceived) && !fastopen_pending())
+    return Unexpected(Errc::kAgain);
+  if (fastopen_pending()) {
+    if (data.empty()) return size_t{0};
+    const size_t n = copy_to_queue(now, data);
+    if (n == 0) return Unexpected(Errc::kAgain);
+    mark_write_end(flags, n < data.size());
+    push(now, (flags & MSG_MORE) != 0);
+    return n;
+  }
   if (state_ != State::kEstablished && state_ != State::kCloseWait) return fail();
   if (data.empty()) return size_t{0};
   const size_t n = copy_to_queue(now, data);
@@ -447,7 +464,8 @@ uint32_t Connection::poll() const {
   uint32_t mask = 0;
   if ((rd_shut_ && wr_shut_) || state_ == State::kClosed) mask |= ev::HUP;
   if (rd_shut_ || rcv_.fin_received()) mask |= ev::IN | ev::RDHUP;
-  if (state_ != State::kSynSent && state_ != State::kSynReceived) {
+  // Linux tcp_poll: a passive Fast Open socket is usable in SYN-RECEIVED.
+  if ((state_ != State::kSynSent && state_ != State::kSynReceived) || fastopen_pending()) {
     if (rcv_.readable() >= std::max<uint32_t>(opts_.rcvlowat, 1) ||
         (rcv_.readable() > 0 && rcv_.fin_received()))
       mask |= ev::IN;

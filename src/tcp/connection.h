@@ -63,6 +63,19 @@ struct SockOpts {
   uint32_t notsent_lowat = 0;    // TCP_NOTSENT_LOWAT; 0: sysctl
   int syncnt = 0;                // TCP_SYNCNT; 0: tcp_syn_retries
   std::string cc_name;           // TCP_CONGESTION; empty: sysctl
+  // RFC 7413 Fast Open (Linux do_tcp_setsockopt).
+  int fastopen_qlen = 0;            // TCP_FASTOPEN: the listener's max_qlen; 0: off
+  bool fastopen_no_cookie = false;  // TCP_FASTOPEN_NO_COOKIE
+  bool fastopen_connect = false;    // TCP_FASTOPEN_CONNECT
+  std::string fastopen_key;         // TCP_FASTOPEN_KEY: 16 or 32 raw bytes; empty: the sysctl's
+};
+
+// How a listener answers a SYN under Fast Open (RFC 7413 §4.2.2): `child`
+// creates the socket at once with the SYN's data; `reply` is the cookie
+// option for the SYN-ACK, if any.
+struct PassiveFastOpen {
+  bool child = false;
+  std::optional<wire::TcpFastOpen> reply;
 };
 
 // Events the stack must act on after a call into the connection.
@@ -95,7 +108,8 @@ class Connection {
   // Active open: SYN-SENT, the SYN goes out now (RFC 9293 §3.10.1).
   Errc open_active(Time now, const FourTuple& t);
   // Passive open from a listener's SYN: SYN-RECEIVED, SYN-ACK out.
-  void open_passive(Time now, const FourTuple& t, const InSegment& syn, uint32_t listener);
+  void open_passive(Time now, const FourTuple& t, const InSegment& syn, uint32_t listener,
+                    const PassiveFastOpen& fo = {});
   // A valid SYN-cookie ACK (RFC 4987 §3.6): straight to ESTABLISHED.
   void open_from_cookie(Time now, const FourTuple& t, const InSegment& ack,
                         const CookieOptions& co, uint32_t listener);
@@ -149,6 +163,9 @@ class Connection {
   // TIME-WAIT reuse (Linux tcp_twsk_unique / tcp_timewait_state_process):
   // a new SYN may take over if its ISN or TSval is beyond ours.
   bool timewait_accepts_syn(const InSegment& syn) const;
+  // A passive Fast Open socket whose handshake is not complete yet (Linux
+  // tp->fastopen_rsk != NULL): it counts against the listener's TFO queue.
+  bool fastopen_pending() const { return fastopen_child_ && state_ == State::kSynReceived; }
 
  private:
   // --- connection.cc
@@ -183,6 +200,9 @@ class Connection {
 
   // --- tcp_input_syn.cc
   void input_syn_sent(Time now, const InSegment& seg);
+  void accept_syn_data(Time now, const InSegment& syn);  // tcp_fastopen.cc
+  void fastopen_child_sent_synack();
+  bool fastopen_ack(Time now, const InSegment& seg);
   void parse_syn_options(const wire::TcpOptions& o);
   void finish_syn_negotiation(Time now, Seq32 irs);
   void send_reset_for(Time now, const InSegment& seg);
@@ -301,6 +321,14 @@ class Connection {
   bool syn_data_ = false;
   bool synchronized_rcv_ = false;
   bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once
+  // RFC 7413 (Linux tcp_fastopen.c). fastopen_child_: a passive Fast Open
+  // socket still in SYN-RECEIVED (Linux tp->fastopen_rsk), readable and
+  // writable before the handshake completes. syn_data_acked_: the SYN's
+  // data was acknowledged (TCPI_OPT_SYN_DATA). synack_cookie_: the Fast
+  // Open option for the next SYN-ACK (only the first carries it).
+  bool fastopen_child_ = false;
+  bool syn_data_acked_ = false;
+  std::optional<wire::TcpFastOpen> synack_cookie_;
 
   // The write queue's chunks as Linux cuts it into skbs (tcp_sendmsg_locked):
   // where each ends, whether it carries PSH (tcp_mark_push) and whether it is

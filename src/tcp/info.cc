@@ -21,6 +21,7 @@ TcpInfo Connection::info(Time now) const {
   }
   if (ecn_.ok) i.tcpi_options |= 8;     // TCPI_OPT_ECN
   if (ecn_.seen) i.tcpi_options |= 16;  // TCPI_OPT_ECN_SEEN
+  if (syn_data_acked_) i.tcpi_options |= 32;  // TCPI_OPT_SYN_DATA (RFC 7413)
   rcv_.fill_info(i);
   if (!wscale_ok_) i.tcpi_rcv_wscale = 0;
   const Duration rto = timers_.retransmit_mode == RetransmitMode::kRto ? rtt_.backed_off_rto(backoff_) : rtt_.rto();

@@ -4,6 +4,7 @@
 // SYN-cookie state (RFC 4987 §3.6) used when the SYN queue is full.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -36,6 +37,9 @@ class Listener {
   bool pop_accept(uint32_t& id);
   void push_accept(uint32_t id) { accept_queue_.push_back(id); }
   size_t accept_queue_len() const { return accept_queue_.size(); }
+  bool in_accept_queue(uint32_t id) const {
+    return std::find(accept_queue_.begin(), accept_queue_.end(), id) != accept_queue_.end();
+  }
   size_t syn_queue_len() const { return syn_queue_.size(); }
   const std::vector<uint32_t>& syn_queue() const { return syn_queue_; }
   const std::deque<uint32_t>& accept_queue() const { return accept_queue_; }

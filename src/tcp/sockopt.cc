@@ -50,6 +50,12 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
     if (synchronized()) cc_->init(ccs_, now);
     return Errc::kOk;
   }
+  if (level == IPPROTO_TCP && name == TCP_FASTOPEN_KEY) {
+    // Linux: the primary key, optionally followed by a backup (16 or 32 bytes).
+    if (val.size() != 16 && val.size() != 32) return Errc::kInval;
+    opts_.fastopen_key.assign(val.begin(), val.end());
+    return Errc::kOk;
+  }
   int v = 0;
   if (level == SOL_SOCKET && name == SO_LINGER) {
     if (val.size() < sizeof(struct linger)) return Errc::kInval;
@@ -141,6 +147,22 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
       if (v < 1 || v > 127) return Errc::kInval;
       opts_.syncnt = v;
       return Errc::kOk;
+    case TCP_FASTOPEN:
+      // Linux fastopen_queue_tune: only before or while listening.
+      if (state_ != State::kClosed && state_ != State::kListen) return Errc::kInval;
+      opts_.fastopen_qlen = std::max(v, 0);
+      return Errc::kOk;
+    case TCP_FASTOPEN_NO_COOKIE:
+      if (v < 0 || v > 1 || (state_ != State::kClosed && state_ != State::kListen)) return Errc::kInval;
+      opts_.fastopen_no_cookie = v != 0;
+      return Errc::kOk;
+    case TCP_FASTOPEN_CONNECT:
+      // Linux: only on a socket not yet connecting, and with client Fast Open on.
+      if (v < 0 || v > 1) return Errc::kInval;
+      if (!(env_.cfg().tcp_fastopen & 1)) return Errc::kOpNotSupp;
+      if (state_ != State::kClosed) return Errc::kInval;
+      opts_.fastopen_connect = v != 0;
+      return Errc::kOk;
     default: return Errc::kNoProtoOpt;
   }
 }
@@ -182,6 +204,9 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_NOTSENT_LOWAT:
       return put_int(val, len, static_cast<int>(opts_.notsent_lowat));  // Linux: tp->notsent_lowat, 0 = the sysctl
     case TCP_SYNCNT: return put_int(val, len, opts_.syncnt ? opts_.syncnt : env_.cfg().tcp_syn_retries);
+    case TCP_FASTOPEN: return put_int(val, len, opts_.fastopen_qlen);
+    case TCP_FASTOPEN_NO_COOKIE: return put_int(val, len, opts_.fastopen_no_cookie);
+    case TCP_FASTOPEN_CONNECT: return put_int(val, len, opts_.fastopen_connect);
     case TCP_CONGESTION: {
       char name_buf[16] = {};  // Linux TCP_CA_NAME_MAX
       std::string_view n = cc_->name();

@@ -115,7 +115,9 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
     return false;
   }
   Counters& c = env_.counters();
-  if (state_ == State::kSynReceived && listener_) {
+  // A Fast Open child is a full socket already (in the accept queue): Linux
+  // resets it like an established one (tcp_reset).
+  if (state_ == State::kSynReceived && listener_ && !fastopen_child_) {
     // RFC 9293: a passive open returns to LISTEN; here the child just goes.
     c.inc(Counter::TcpExtEmbryonicRsts);
     done(now, Errc::kOk);
@@ -125,7 +127,7 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
     c.inc(Counter::TcpEstabResets);
   // Linux tcp_reset: which error the user sees.
   Errc err = Errc::kConnReset;
-  if (state_ == State::kSynReceived) err = Errc::kConnRefused;
+  if (state_ == State::kSynReceived && !fastopen_child_) err = Errc::kConnRefused;
   if (state_ == State::kCloseWait) err = Errc::kPipe;
   reset_ = true;
   done(now, err);
@@ -162,7 +164,9 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
   }
   // "fifth, check the ACK field": if off, drop the segment.
   if (!seg.h.has(ACK)) return;
-  if (state_ == State::kSynReceived) {
+  if (fastopen_pending()) {
+    if (!fastopen_ack(now, seg)) return;
+  } else if (state_ == State::kSynReceived) {
     if (seg.h.ack <= snd_.una || seg.h.ack > snd_.nxt) {
       send_reset_for(now, seg);  // RFC 9293: <SEQ=SEG.ACK><CTL=RST>
       return;
@@ -182,6 +186,10 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
     snd_.max_wnd = std::max(snd_.max_wnd, snd_.wnd);
     snd_.wl1 = seg.h.seq;
     snd_.wl2 = seg.h.ack;
+    // Linux tcp_rcv_state_process (SYN_RECV): the SYN-ACK's delivery is
+    // counted here, as tcp_ack does not track it.
+    ++delivered_;
+    ccs_.rate.count_delivered(1, false);
     become_established(now);
   } else if (!process_ack(now, seg)) {
     return;

@@ -130,9 +130,11 @@ XmitResult Connection::send_synack(Time now) {
   h.options.sack_permitted = sack_ok_;
   add_ts(h, now);
   h.window = rcv_.syn_window();
+  h.options.fastopen = synack_cookie_;  // RFC 7413 §4.2.2 (tcp/fastopen.h)
   if (ecn_.ok) h.flags |= ECE;  // RFC 3168 §6.1.1: an ECN-setup SYN-ACK (ECE, not CWR)
   const XmitResult r = emit(now, h, {});
-  snd_.nxt = snd_.iss + 1;
+  // A Fast Open child may have sent data since its first SYN-ACK.
+  snd_.nxt = seq_max(snd_.nxt, snd_.iss + 1);
   snd_max_ = seq_max(snd_max_, snd_.nxt);
   return r;
 }
@@ -339,7 +341,8 @@ bool Connection::rwnd_limited() const {
 // then new data; with nothing in flight and data blocked by the peer's
 // window, the persist timer probes it (RFC 9293 §3.8.6.1).
 void Connection::push(Time now, bool more, bool one) {
-  if (!synchronized() || state_ == State::kTimeWait) return;
+  // A passive Fast Open socket sends before its handshake completes (RFC 7413 §4.2.2).
+  if ((!synchronized() && !fastopen_pending()) || state_ == State::kTimeWait) return;
   prune_chunks();
   if (!one && sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
   const uint32_t mss = mss_cache_;

@@ -37,6 +37,8 @@ constexpr Key kKeys[] = {
     {"tcp_fin_timeout", &StackConfig::tcp_fin_timeout_s},
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
     {"tcp_syncookies", &StackConfig::tcp_syncookies},
+    {"tcp_fastopen", &StackConfig::tcp_fastopen},
+    {"tcp_fastopen_key", &StackConfig::tcp_fastopen_key},
     {"tcp_max_syn_backlog", &StackConfig::tcp_max_syn_backlog},
     {"tcp_min_snd_mss", &StackConfig::tcp_min_snd_mss},
     {"tcp_base_mss", &StackConfig::tcp_base_mss},
@@ -78,7 +80,13 @@ constexpr Key kKeys[] = {
 bool parse_int(std::string_view s, int64_t& out) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  // Linux's proc_dointvec takes C literals: "0x70403" is hexadecimal.
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s.remove_prefix(2);
+    base = 16;
+  }
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
   return ec == std::errc() && p == s.data() + s.size();
 }
 

@@ -48,6 +48,17 @@ class OptWriter {
     be32(ts.val);
     be32(ts.ecr);
   }
+  // RFC 7413 §4.1.1 (kind 34) or the experimental form (kind 254, magic
+  // 0xF989); Linux tcp_options_write pads a length of 4n+2 with NOP NOP.
+  void fastopen(const TcpFastOpen& fo) {
+    const uint8_t n = static_cast<uint8_t>(fo.len);
+    const uint8_t len = static_cast<uint8_t>((fo.exp ? 4 : 2) + n);
+    if (room() < len + 2u) return;
+    kind_len(fo.exp ? tcp_opt::EXP : tcp_opt::FASTOPEN, len);
+    if (fo.exp) be16(kFastOpenExpMagic);
+    bytes(fo.cookie.data(), n);
+    if ((len & 3) == 2) nops(2);
+  }
   void sack(const TcpOptions& o, size_t count) {
     kind_len(tcp_opt::SACK, static_cast<uint8_t>(2 + 8 * count));
     for (size_t i = 0; i < count; ++i) {
@@ -84,6 +95,7 @@ void write_linux_layout(const TcpOptions& o, OptWriter& w) {
     w.nops(2);
     w.sack(o, n);
   }
+  if (o.fastopen && o.fastopen->len >= 0) w.fastopen(*o.fastopen);
 }
 
 // Length one item takes when written by write_item.

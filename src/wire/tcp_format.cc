@@ -12,9 +12,6 @@
 namespace weir::wire {
 namespace {
 
-// RFC 7413 §4.1.1 / the pre-IANA experimental Fast Open option's magic.
-constexpr uint16_t kFastOpenExpMagic = 0xF989;
-
 void append_hex(std::string& s, const uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", p[i]);
 }

@@ -51,6 +51,17 @@ struct TcpTimestamps {
   bool operator==(const TcpTimestamps&) const = default;
 };
 
+// RFC 7413 §4.1.1 Fast Open option: kind 34, or the experimental kind 254
+// with magic 0xF989 (`exp`) that Linux still understands and echoes. `len`
+// is the cookie's length: 0 is a cookie request, 4..16 (even) a cookie, -1
+// a length Linux ignores (tcp_parse_fastopen_option).
+inline constexpr uint16_t kFastOpenExpMagic = 0xF989;
+struct TcpFastOpen {
+  std::array<uint8_t, 16> cookie{};
+  int8_t len = 0;
+  bool exp = false;
+};
+
 // One option in wire order. Known options carry their value in the parsed
 // fields of TcpOptions; `offset`/`len` locate the raw bytes (kind and length
 // included) in TcpOptions::raw so unknown kinds can be printed and matched.
@@ -67,6 +78,7 @@ struct TcpOptions {
   std::optional<TcpTimestamps> ts;
   std::array<SeqRange, kMaxSackBlocks> sack{};
   uint8_t sack_count = 0;
+  std::optional<TcpFastOpen> fastopen;
 
   // Wire order of every option (NOP and EOL included), and their raw bytes.
   // When emitting, an empty `items` list means "use Linux's layout".

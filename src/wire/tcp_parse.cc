@@ -30,6 +30,22 @@ bool length_ok(uint8_t kind, uint8_t len) {
   return true;
 }
 
+// RFC 7413 §4.1.1: an even cookie length of 4 to 16 bytes, or none (a
+// request). Linux tcp_parse_fastopen_option ignores an odd length and marks
+// any other even one invalid (-1).
+void take_fastopen(TcpOptions& o, const uint8_t* cookie, int len, bool exp) {
+  if (len & 1) return;
+  TcpFastOpen fo;
+  fo.exp = exp;
+  if (len >= 4 && len <= 16) {
+    for (int i = 0; i < len; ++i) fo.cookie[i] = cookie[i];
+    fo.len = static_cast<int8_t>(len);
+  } else {
+    fo.len = len == 0 ? 0 : -1;
+  }
+  o.fastopen = fo;
+}
+
 // Stores a known option's value. `p` points at the kind byte; its length has
 // already been validated by length_ok.
 void take_value(TcpOptions& o, const uint8_t* p, uint8_t len) {
@@ -42,6 +58,11 @@ void take_value(TcpOptions& o, const uint8_t* p, uint8_t len) {
       // Blocks past the fourth cannot fit in 40 bytes; add_sack ignores them anyway.
       for (uint8_t i = 2; i + 8 <= len; i += 8)
         o.add_sack(SeqRange{Seq32(load_be32(p + i)), Seq32(load_be32(p + i + 4))});
+      break;
+    case tcp_opt::FASTOPEN: take_fastopen(o, p + 2, len - 2, false); break;
+    case tcp_opt::EXP:
+      // RFC 6994 §3: an experiment is named by its magic; only Fast Open's is known.
+      if (len >= 4 && load_be16(p + 2) == kFastOpenExpMagic) take_fastopen(o, p + 4, len - 4, true);
       break;
     default: break;  // unknown kinds stay raw
   }
