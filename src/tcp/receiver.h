@@ -223,6 +223,9 @@ class Receiver {
   uint32_t rcv_wnd() const { return rcv_wnd_; }        // last advertised (bytes)
   Seq32 right_edge() const { return rcv_wup_ + rcv_wnd_; }
   Seq32 rcv_wup() const { return rcv_wup_; }  // rcv.nxt at the last announcement (Last.ACK.sent)
+  // Linux tcp_fastopen_create_child: the SYN-ACK about to go out announces
+  // the window from the SYN's data onwards (rcv_wup = rcv_nxt).
+  void announce_from_rcv_nxt() { rcv_wup_ = rcv_nxt_; }
   uint32_t receive_window() const;  // what is left of the advertised window
   uint8_t rcv_wscale() const { return rcv_wscale_; }
   uint32_t window_clamp() const { return window_clamp_; }

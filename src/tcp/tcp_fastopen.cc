@@ -20,6 +20,7 @@ void Connection::accept_syn_data(Time now, const InSegment& syn) {
   // The data is in order at RCV.NXT; the SYN-ACK about to go out is its ACK
   // (emit's on_ack_sent clears the receiver's ACK obligation).
   const DataOutcome out = rcv_.on_data(now, d, rtt_.rto(), rtt_.srtt(), env_.counters());
+  rcv_.announce_from_rcv_nxt();
   if (!syn.payload.empty()) {
     syn_data_acked_ = true;
     last_rcv_data_ = now;
