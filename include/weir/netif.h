@@ -29,6 +29,12 @@ class Netif {
   }
   // The link MTU in bytes (IP header included), from which MSS is derived.
   virtual uint32_t mtu() const = 0;
+  // Whether the device takes TSO/GSO super-packets (the packetdrill runner's
+  // emulated tun0 unless the script turns tso and gso off; TunNetif does
+  // not say so yet, see there). The engine applies Linux's TSO deferral
+  // (tcp_tso_should_defer) only on such a device; see src/tcp/tso_defer.h
+  // for how this differs from Linux >= 4.17, where every TCP socket can GSO.
+  virtual bool gso() const { return false; }
 };
 
 }  // namespace weir

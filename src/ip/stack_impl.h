@@ -44,6 +44,7 @@ class StackImpl final : public tcp::TcpEnv {
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;
+  bool can_gso() const override { return netif_.gso(); }
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram);

@@ -80,6 +80,7 @@ class PcapTap : public Netif {
     inner_.transmit(ip_packet);
   }
   uint32_t mtu() const override { return inner_.mtu(); }
+  bool gso() const override { return inner_.gso(); }
   // For drivers: records a datagram about to be handed to Stack::input.
   void record_input(Time now, std::span<const uint8_t> ip_packet) { out_.write(now, ip_packet); }
 

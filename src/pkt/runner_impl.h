@@ -36,6 +36,10 @@ struct RunConfig {
   bool strict_segments = false;
   uint32_t mss = 0;    // inbound super-packets split at this size (0: off)
   uint32_t mtu = 1500;
+  // packetdrill's tun0 offers TSO and GSO; `ethtool -K tun0 tso off gso off`
+  // turns them off (the device can GSO while either is on).
+  bool tso = true;
+  bool gso = true;
 };
 
 // A script-level result: the run stops at the first failure or skip.
@@ -142,6 +146,7 @@ class Runner : public Netif {
   // locally and never reaches the script (packetdrill's tun sees nothing).
   XmitResult try_transmit(std::span<const uint8_t> ip_packet) override;
   uint32_t mtu() const override { return cfg_.mtu; }
+  bool gso() const override { return cfg_.tso || cfg_.gso; }
 
   // ---- runner.cc ----
   Status setup();

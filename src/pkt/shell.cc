@@ -182,9 +182,16 @@ class Shell {
         }
     }
     if (prog == "ethtool" && w.size() >= 2 && w[1] == "-K") {
-      // weir never builds TSO/GSO super-segments: tso/gso off is the only state.
-      for (size_t i = 3; i + 1 < w.size(); i += 2)
-        if (w[i + 1] != "off") return Status(r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd)));
+      // tun0's TSO and GSO: with both off the engine does no TSO deferral
+      // (Netif::gso). Other features are outside the model.
+      for (size_t i = 3; i + 1 < w.size(); i += 2) {
+        const bool on = w[i + 1] == "on";
+        if (!on && w[i + 1] != "off")
+          return Status(r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd)));
+        if (w[i] == "tso") r_.cfg_.tso = on;
+        else if (w[i] == "gso") r_.cfg_.gso = on;
+        else if (on) return Status(r_.stop(Outcome::kSkip, fmt::format("unsupported command `{}`", cmd)));
+      }
       return ok();
     }
     if (prog == "tc" && w.size() >= 2 && w[1] == "qdisc") {

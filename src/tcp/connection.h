@@ -249,6 +249,8 @@ class Connection {
   bool send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retransmit, bool tlp = false,
                 std::optional<bool> psh = std::nullopt);
   bool send_burst(Time now, uint32_t mss, bool more);
+  // tso_defer.cc: tcp_write_xmit's tcp_tso_should_defer for the send head.
+  bool tso_defer(Time now, uint32_t mss, bool push_one);
   uint32_t tso_segs() const;
   uint32_t size_goal() const;
   void prune_chunks();
@@ -321,6 +323,8 @@ class Connection {
   bool syn_data_ = false;
   bool synchronized_rcv_ = false;
   bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once
+  bool defer_cwnd_limited_ = false;  // the last tcp_write_xmit pass deferred for cwnd
+  bool defer_rwnd_limited_ = false;  // ... or for the peer's window
   // RFC 7413 (Linux tcp_fastopen.c). fastopen_child_: a passive Fast Open
   // socket still in SYN-RECEIVED (Linux tp->fastopen_rsk), readable and
   // writable before the handshake completes. syn_data_acked_: the SYN's

@@ -34,6 +34,9 @@ class TcpEnv {
   // The path MTU toward a destination: the link's, or a lower one learnt
   // from ICMP and not yet expired (Linux dst_mtu with route exceptions).
   virtual uint32_t path_mtu(const IpAddr& remote) const = 0;
+  // Whether the device the segments leave by takes GSO super-packets
+  // (Netif::gso): the gate of TSO deferral (tso_defer.h).
+  virtual bool can_gso() const { return false; }
 };
 
 // An arriving segment after IP and TCP parsing.

@@ -348,12 +348,14 @@ void Connection::push(Time now, bool more, bool one) {
   const uint32_t mss = mss_cache_;
   const bool had_unsent = snd_.nxt != write_seq_;
   bool sent_new = false;
-  while (send_burst(now, mss, more)) {
+  defer_cwnd_limited_ = defer_rwnd_limited_ = false;
+  while (!tso_defer(now, mss, one) && send_burst(now, mss, more)) {
     sent_new = true;
     if (one) break;
   }
   push_once_ = false;
-  if (had_unsent) chrono_after_xmit(now, rwnd_limited());  // tcp_push_pending_frames -> tcp_write_xmit
+  if (had_unsent)  // tcp_push_pending_frames -> tcp_write_xmit
+    chrono_after_xmit(now, rwnd_limited() || defer_rwnd_limited_);
   if (sent_new) set_xmit_timer(now, true);
   validate_cwnd(now, sent_new);
   const bool unsent = seq_len(snd_.nxt, write_seq_) > 0 ||
@@ -366,7 +368,7 @@ void Connection::push(Time now, bool more, bool one) {
 // Linux tcp_write_xmit's tail: tcp_cwnd_validate after a pass that sent or
 // found the congestion window full (RFC 7661; cc::cwnd_validate).
 void Connection::validate_cwnd(Time now, bool sent) {
-  const bool cwnd_limited = sb_.in_flight() >= ccs_.snd_cwnd;
+  const bool cwnd_limited = sb_.in_flight() >= ccs_.snd_cwnd || defer_cwnd_limited_;
   if (!sent && !cwnd_limited) return;
   const StackConfig& cfg = env_.cfg();
   ccs_.packets_out = sb_.packets_out();
