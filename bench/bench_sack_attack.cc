@@ -118,6 +118,15 @@ class Victim {
       if (!w || *w == 0) break;
       off += *w;
     }
+    if (fixed_flight) {
+      // The SYN-ACK's window is never scaled (RFC 7323 §2.2), so the first
+      // flight stopped at 65535 bytes (44 packets); without this the timed
+      // ACKs would open the window step by step and every ACK would clock
+      // out more than it frees (1.4 per ACK at 4096, 7.5 at 65536). The
+      // peer's window update sends the whole flight before the timing.
+      inject(header(ACK, iss_ + 1));
+    }
+    flight_sent = nif_.sent;
     heap_per_conn = heap_in_use() - before;
     nif_.keep = false;
     una_ = iss_ + 1;
@@ -135,6 +144,7 @@ class Victim {
   uint32_t mss_;
   uint32_t flight_;
   size_t heap_per_conn = 0;
+  uint64_t flight_sent = 0;  // packets sent before the timing (handshake ACK included)
   uint8_t wscale_;
   uint16_t window_;
   CountingNetif nif_;
@@ -177,6 +187,7 @@ void report(benchmark::State& state, const Victim& v, size_t heap0, uint64_t sen
   state.counters["heap_per_conn"] = benchmark::Counter(static_cast<double>(v.heap_per_conn));
   state.counters["heap_growth_per_ack"] =
       benchmark::Counter(static_cast<double>(static_cast<int64_t>(heap_in_use() - heap0)) / n);
+  state.counters["sent_before"] = benchmark::Counter(static_cast<double>(v.flight_sent));
   state.counters["segments_out_per_ack"] = benchmark::Counter(static_cast<double>(v.nif_.sent - sent0) / n);
   state.SetItemsProcessed(state.iterations());
 }
