@@ -393,6 +393,8 @@ RunResult run_file(const std::string& path, const RunOptions& opt) {
   std::map<std::string, std::string> defines = {
       {"TFO_COOKIE", v6 ? "c1d1e9742a47a9bc" : "3021b9d889017eeb"},
       {"TFO_COOKIE_ZERO", v6 ? "82af1a8f9a205c34" : "b7c12350a90dc8f5"},
+      // The ICMP code the Fast Open ICMP scripts send (ksft_runner.sh).
+      {"CODE", "host_unreachable"},
       {"CMSG_LEVEL_IP", opt.ip_version == IpVersion::kIpv4 ? "SOL_IP" : "SOL_IPV6"},
       {"CMSG_TYPE_RECVERR", opt.ip_version == IpVersion::kIpv4 ? "IP_RECVERR" : "IPV6_RECVERR"},
   };

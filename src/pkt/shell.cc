@@ -139,10 +139,21 @@ class Shell {
     // nstat ... | grep [-q] "NAME *VALUE": the counter moved by VALUE since
     // the last nstat (nstat prints deltas against its history).
     static const std::regex re(R"(([A-Za-z][A-Za-z0-9]+)[^0-9A-Za-z]+([0-9]+))");
+    // nstat ... | grep NAME: nstat prints only counters that moved, so the
+    // grep (and the command) succeeds when NAME moved at all.
+    static const std::regex moved(R"re(grep\s+(?:-q\s+)?"?([A-Za-z][A-Za-z0-9]+)"?\s*(?:>\s*/dev/null)?\s*$)re");
     std::smatch m;
     std::string rest = cmd.substr(bar + 1);
-    if (!std::regex_search(rest, m, re))
-      return r_.stop(Outcome::kSkip, fmt::format("unsupported nstat form `{}`", cmd));
+    if (!std::regex_search(rest, m, re)) {
+      if (!std::regex_search(rest, m, moved))
+        return r_.stop(Outcome::kSkip, fmt::format("unsupported nstat form `{}`", cmd));
+      const std::string name = m[1];
+      if (!now.count(name)) return r_.stop(Outcome::kSkip, fmt::format("counter {} is not kept by weir", name));
+      const uint64_t got = now[name] - r_.nstat_base_[name];
+      r_.nstat_base_ = now;
+      if (got == 0) return r_.stop(Outcome::kFail, fmt::format("nstat: {} did not move", name));
+      return ok();
+    }
     std::string name = m[1];
     uint64_t want = std::stoull(m[2]);
     if (!now.count(name)) return r_.stop(Outcome::kSkip, fmt::format("counter {} is not kept by weir", name));
