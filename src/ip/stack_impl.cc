@@ -39,8 +39,8 @@ bool StackImpl::take_global_challenge_ack(Time now) {
   return true;
 }
 
-XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h,
-                             std::span<const uint8_t> payload, uint8_t tos) {
+XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
+                             uint8_t tos) {
   wire::IpInfo ip;
   ip.src = t.local.addr;
   ip.dst = t.remote.addr;
@@ -50,9 +50,11 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h,
   ip.tos = tos;
   ip.id = ip_id_++;
   ip.df = true;  // RFC 1191: path MTU discovery
-  const size_t n = wire::tcp_packet_size(ip, h, payload.size());
+  // Room for the largest headers, so that the TCP header and its options are
+  // written in one pass (build_tcp_packet_pieces) rather than measured first.
+  const size_t n = wire::kIpv6Header + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
   if (out_buf_.size() < n) out_buf_.resize(n);
-  const size_t w = wire::build_tcp_packet(ip, h, payload, std::span(out_buf_.data(), n));
+  const size_t w = wire::build_tcp_packet_pieces(ip, h, payload, std::span(out_buf_.data(), n));
   counters_.inc(Counter::IpOutRequests);
   // Linux ip_queue_xmit hands the packet to the qdisc and passes its verdict
   // up (NET_XMIT_DROP > 0); the caller decides what a local drop means.

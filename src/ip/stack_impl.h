@@ -39,7 +39,7 @@ class StackImpl final : public tcp::TcpEnv {
   // ---- TcpEnv ----
   const StackConfig& cfg() const override { return cfg_; }
   Counters& counters() override { return counters_; }
-  XmitResult output(const FourTuple& t, const wire::TcpHeader& h, std::span<const uint8_t> payload,
+  XmitResult output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
                     uint8_t tos) override;
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;

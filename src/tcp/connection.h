@@ -236,7 +236,7 @@ class Connection {
   // --- tcp_output.cc
   wire::TcpHeader header(uint8_t flags, Seq32 seq) const;
   void add_ts(wire::TcpHeader& h, Time now) const;
-  XmitResult emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload);
+  XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
   void on_local_drop(Time now);  // tcp_enter_cwr on NET_XMIT_DROP
   void on_segment_dropped(Time now, SeqRange r, bool retransmit, bool tlp);
   XmitResult send_syn(Time now);  // the SYN and SYN-ACK stay queued when dropped (tcp_connect ignores it)

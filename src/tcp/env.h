@@ -13,6 +13,7 @@
 #include "weir/netif.h"
 #include "weir/time.h"
 #include "weir/trace.h"
+#include "wire/packet.h"
 #include "wire/tcp_header.h"
 
 namespace weir::tcp {
@@ -25,8 +26,10 @@ class TcpEnv {
   // Sends one segment from `t.local` to `t.remote`; checksums are filled in.
   // kDropped: the local device refused it (Linux __tcp_transmit_skb sees
   // queue_xmit return NET_XMIT_DROP); nothing left the host.
+  // The payload may come in two pieces (the send ring wraps); the stack
+  // copies them into the packet while it checksums them.
   virtual XmitResult output(const FourTuple& t, const wire::TcpHeader& h,
-                            std::span<const uint8_t> payload, uint8_t tos) = 0;
+                            wire::PayloadView payload, uint8_t tos) = 0;
   virtual TraceSink* trace() = 0;
   // RFC 5961 §7 / Linux tcp_challenge_ack_limit: a stack-wide budget of
   // challenge ACKs per second. Returns true if one may be sent now.

@@ -61,9 +61,8 @@ uint32_t Receiver::space_from_win(uint64_t win) const {
 
 uint32_t Receiver::full_space() const { return win_from_space(rcvbuf_); }
 
-uint32_t Receiver::free_space() const {
+uint32_t Receiver::free_space(uint32_t full) const {
   const uint64_t used = rcvq_.size() + ofo_.bytes();
-  const uint32_t full = full_space();
   return used >= full ? 0 : static_cast<uint32_t>(full - used);
 }
 
@@ -204,10 +203,8 @@ uint32_t Receiver::receive_window() const {
 // whole multiples of the peer's segment size, and when less than half the
 // buffer is free a window under 1/16 of it or under one segment is
 // announced as zero rather than as a sliver.
-uint32_t Receiver::compute_window() const {
+uint32_t Receiver::compute_window(uint32_t free, uint32_t allowed) const {
   uint32_t mss = rcv_mss_;
-  uint32_t free = free_space();
-  const uint32_t allowed = full_space();
   const uint32_t clamp = window_clamp_ ? window_clamp_ : max_window();
   const uint32_t full = std::min(clamp, allowed);
   const uint32_t gran = 1u << rcv_wscale_;
@@ -235,10 +232,10 @@ uint32_t Receiver::compute_window() const {
   return window;
 }
 
-void Receiver::damp_quickack() {
+void Receiver::damp_quickack(uint32_t free, uint32_t allowed) {
   // Linux __tcp_select_window: space is short, stop ACKing every segment.
   const uint32_t clamp = window_clamp_ ? window_clamp_ : max_window();
-  if (free_space() < std::min(clamp, full_space()) / 2) quick_ = 0;
+  if (free < std::min(clamp, allowed) / 2) quick_ = 0;
 }
 
 // Linux tcp_select_window, with one change: the recorded window is always a
@@ -253,8 +250,10 @@ uint16_t Receiver::select_window(Counters& c) {
   const uint32_t old_win = rcv_wnd_;
   const uint32_t cur = receive_window();
   const uint32_t gran = 1u << rcv_wscale_;
-  damp_quickack();
-  uint32_t nw = compute_window();
+  const uint32_t allowed = full_space();
+  const uint32_t free = free_space(allowed);
+  damp_quickack(free, allowed);  // changes quick_ only, not the window's inputs
+  uint32_t nw = compute_window(free, allowed);
   if (nw < cur) {
     if (nw == 0) c.inc(Counter::TcpExtTCPWantZeroWindowAdv);
     nw = cur;

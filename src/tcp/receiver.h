@@ -252,10 +252,16 @@ class Receiver {
   uint32_t win_from_space(uint64_t space) const;  // Linux tcp_win_from_space
   uint32_t space_from_win(uint64_t win) const;    // Linux tcp_space_from_win
   uint32_t full_space() const;   // window the whole buffer allows (tcp_full_space)
-  uint32_t free_space() const;   // what is left after queued data (tcp_space)
+  uint32_t free_space() const { return free_space(full_space()); }  // left after queued data (tcp_space)
+  uint32_t free_space(uint32_t full) const;                         // ... given full_space()
   uint32_t max_window() const { return 65535u << rcv_wscale_; }  // RFC 7323 §2.3
-  uint32_t compute_window() const;  // Linux __tcp_select_window, in bytes
-  void damp_quickack();             // its side effect when space runs low
+  // Linux __tcp_select_window, in bytes, and its side effect when space runs
+  // low; the forms with arguments take free_space() and full_space() computed
+  // once by the caller (select_window runs per segment sent).
+  uint32_t compute_window() const { return compute_window(free_space(), full_space()); }
+  uint32_t compute_window(uint32_t free, uint32_t allowed) const;
+  void damp_quickack() { damp_quickack(free_space(), full_space()); }
+  void damp_quickack(uint32_t free, uint32_t allowed);
   void apply_window_clamp(uint32_t clamp);  // Linux tcp_set_window_clamp
   void init_buffer_space(Time now);         // Linux tcp_init_buffer_space
   void grow_window(uint32_t len);           // Linux tcp_grow_window

@@ -27,6 +27,9 @@ class SendBuffer {
   size_t append(std::span<const uint8_t> data, size_t limit);
   // Copies `out.size()` bytes starting `offset` bytes after the front.
   void copy_out(size_t offset, std::span<uint8_t> out) const;
+  // The `len` bytes starting `offset` bytes after the front, in place: one
+  // piece, or two where the ring wraps (`offset + len <= size()`).
+  std::array<std::span<const uint8_t>, 2> view(size_t offset, size_t len) const;
   // Drops `n` bytes from the front (they were acknowledged).
   void consume(size_t n);
   void clear();

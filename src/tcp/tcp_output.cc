@@ -9,17 +9,7 @@
 #include "tcp/connection.h"
 
 namespace weir::tcp {
-namespace {
-
 using namespace wire::tcp_flag;
-
-std::vector<uint8_t>& scratch(size_t n) {
-  thread_local std::vector<uint8_t> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf;
-}
-
-}  // namespace
 
 // Bytes of options on a data segment: timestamps (RFC 7323 §3, Linux aligns
 // them to 12 bytes with two NOPs). SACK blocks are extra, when present.
@@ -40,7 +30,7 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
   if (ts_ok_) h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, ts_recent_};
 }
 
-XmitResult Connection::emit(Time now, wire::TcpHeader& h, std::span<const uint8_t> payload) {
+XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payload) {
   if (!h.has(SYN)) {
     h.window = rcv_.select_window(env_.counters());
     if (sack_ok_ && !h.has(RST)) {
@@ -180,8 +170,9 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
                           std::optional<bool> psh) {
   const uint32_t offset = seq_len(snd_.una, seq);
   if (offset + len > sndq_.size()) len = sndq_.size() > offset ? static_cast<uint32_t>(sndq_.size() - offset) : 0;
-  std::vector<uint8_t>& buf = scratch(len);
-  sndq_.copy_out(offset, std::span<uint8_t>(buf.data(), len));
+  // The payload stays in the send ring: the stack copies it into the packet
+  // while checksumming it (Linux sends the skb's pages; no scratch copy).
+  const auto pieces = sndq_.view(offset, len);
   const Seq32 end = seq + len;
   uint8_t flags = ACK;
   if (fin) flags |= FIN;
@@ -195,7 +186,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   wire::TcpHeader h = header(flags, seq);
   add_ts(h, now);
   const bool was_idle = sb_.packets_out() == 0;
-  if (emit(now, h, std::span<const uint8_t>(buf.data(), len)) == XmitResult::kDropped) {
+  if (emit(now, h, wire::PayloadView(pieces[0], pieces[1])) == XmitResult::kDropped) {
     on_segment_dropped(now, SeqRange{seq, end}, retransmit, tlp);
     return false;
   }

@@ -4,6 +4,7 @@
 // API are always in "big-endian 16-bit word" arithmetic, so they compose.
 #include "wire/checksum.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -31,31 +32,134 @@ inline uint16_t fold64(uint64_t s) {
   return static_cast<uint16_t>(s);
 }
 
-// Sum of `n` bytes as native-order words. Four independent accumulators let
-// the CPU overlap the add/carry chains.
-uint64_t native_sum(const uint8_t* p, size_t n) {
-  uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  while (n >= 32) {
-    a0 = add_carry(a0, load64(p));
-    a1 = add_carry(a1, load64(p + 8));
-    a2 = add_carry(a2, load64(p + 16));
-    a3 = add_carry(a3, load64(p + 24));
-    p += 32;
-    n -= 32;
-  }
-  while (n >= 8) {
-    a0 = add_carry(a0, load64(p));
+// Sum of `n` (< 16) bytes as native-order words, zero-padded in memory order.
+uint64_t native_sum_tail(const uint8_t* p, size_t n) {
+  uint64_t a = 0;
+  if (n >= 8) {
+    a = load64(p);
     p += 8;
     n -= 8;
   }
   if (n > 0) {
-    // Tail: zero-padded in memory order, which is exactly RFC 1071's rule of
+    // Zero-padded in memory order, which is exactly RFC 1071's rule of
     // padding an odd final byte with a zero low-order byte.
     uint8_t tail[8] = {};
     std::memcpy(tail, p, n);
-    a1 = add_carry(a1, load64(tail));
+    a = add_carry(a, load64(tail));
   }
-  return add_carry(add_carry(a0, a1), add_carry(a2, a3));
+  return a;
+}
+
+// 32-bit lanes (GCC/Clang vector extension): SSE2 on every x86-64, NEON on
+// arm64, scalar code elsewhere; AVX2 where the CPU has it (below).
+using U32x4 = uint32_t __attribute__((vector_size(16)));
+using U32x8 = uint32_t __attribute__((vector_size(32)));
+
+// Vector blocks per lane refill: each block adds two 16-bit words to every
+// 32-bit lane, so 2^15 blocks cannot carry out of a lane.
+constexpr size_t kBlocksPerFold = size_t{1} << 15;
+
+// Sum of `n` bytes as native-order 16-bit words (RFC 1071 §2(B): byte order
+// does not matter until the end), as a 64-bit one's-complement partial sum.
+// With `Copy`, each block read is also stored to `dst`: the payload copy and
+// its checksum in one pass over the bytes (Linux
+// csum_partial_copy_nocheck). Each lane adds the low and the high halves of
+// its 32 bits separately; two accumulator pairs let the adds overlap. What
+// is left under one vector goes to the next smaller width, then to
+// native_sum_tail.
+template <typename V, bool Copy>
+[[gnu::always_inline]] inline uint64_t lane_sum(const uint8_t* p, uint8_t* dst, size_t n) {
+  constexpr size_t kW = sizeof(V);
+  uint64_t total = 0;
+  while (n >= kW) {
+    size_t blocks = std::min(n / kW, kBlocksPerFold);
+    n -= blocks * kW;
+    V lo0 = {}, hi0 = {}, lo1 = {}, hi1 = {};
+    for (; blocks >= 2; blocks -= 2) {
+      V v0, v1;
+      std::memcpy(&v0, p, kW);
+      std::memcpy(&v1, p + kW, kW);
+      if constexpr (Copy) {
+        std::memcpy(dst, &v0, kW);
+        std::memcpy(dst + kW, &v1, kW);
+        dst += 2 * kW;
+      }
+      lo0 += v0 & 0xffff;
+      hi0 += v0 >> 16;
+      lo1 += v1 & 0xffff;
+      hi1 += v1 >> 16;
+      p += 2 * kW;
+    }
+    if (blocks > 0) {
+      V v0;
+      std::memcpy(&v0, p, kW);
+      if constexpr (Copy) {
+        std::memcpy(dst, &v0, kW);
+        dst += kW;
+      }
+      lo0 += v0 & 0xffff;
+      hi0 += v0 >> 16;
+      p += kW;
+    }
+    // Each lane holds a plain sum of 16-bit words (< 2^32): their total is
+    // congruent to the data's one's-complement sum modulo 0xffff.
+    // No carry out of a lane: lo0 + lo1 and hi0 + hi1 each add at most 2^15
+    // words of 16 bits, < 2^31.
+    const V both = (lo0 + lo1) + (hi0 + hi1);
+    uint64_t s = 0;
+    for (size_t i = 0; i < kW / 4; ++i) s += both[i];
+    total = add_carry(total, s);
+  }
+  if constexpr (kW > 16) {
+    return add_carry(total, lane_sum<U32x4, Copy>(p, dst, n));
+  } else {
+    if constexpr (Copy) {
+      if (n > 0) std::memcpy(dst, p, n);
+    }
+    return add_carry(total, native_sum_tail(p, n));
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <bool Copy>
+[[gnu::target("avx2")]] uint64_t lane_sum_avx2(const uint8_t* p, uint8_t* dst, size_t n) {
+  return lane_sum<U32x8, Copy>(p, dst, n);
+}
+
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+}
+#endif
+
+// Headers (20 to 60 bytes): 64-bit words with end-around carry; the vector
+// lanes' set-up and final reduction cost more than they save here.
+uint64_t scalar_sum(const uint8_t* p, size_t n) {
+  uint64_t a0 = 0, a1 = 0;
+  for (; n >= 16; n -= 16, p += 16) {
+    a0 = add_carry(a0, load64(p));
+    a1 = add_carry(a1, load64(p + 8));
+  }
+  return add_carry(add_carry(a0, a1), native_sum_tail(p, n));
+}
+
+constexpr size_t kScalarMax = 64;
+
+template <bool Copy>
+uint64_t native_sum(const uint8_t* p, uint8_t* dst, size_t n) {
+  if (n < kScalarMax) {
+    if constexpr (Copy) {
+      if (n > 0) std::memcpy(dst, p, n);
+    }
+    return scalar_sum(p, n);
+  }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (cpu_has_avx2()) return lane_sum_avx2<Copy>(p, dst, n);
+#endif
+  return lane_sum<U32x4, Copy>(p, dst, n);
 }
 
 inline uint16_t to_network_word_order(uint16_t v) {
@@ -69,11 +173,33 @@ inline uint32_t be32_sum(const uint8_t* p) {
   return (uint32_t{p[0]} << 8 | p[1]) + (uint32_t{p[2]} << 8 | p[3]);
 }
 
+// `native` (a native-order partial sum) added to `sum` (big-endian words).
+inline uint32_t add_native(uint32_t sum, uint64_t native) {
+  const uint16_t folded = to_network_word_order(fold64(native));
+  const uint64_t s = uint64_t{sum} + folded;
+  return static_cast<uint32_t>((s & 0xffffffffu) + (s >> 32));
+}
+
 }  // namespace
 
 uint32_t csum_partial(std::span<const uint8_t> data, uint32_t sum) {
-  uint16_t folded = to_network_word_order(fold64(native_sum(data.data(), data.size())));
-  uint64_t s = uint64_t{sum} + folded;
+  return add_native(sum, native_sum<false>(data.data(), nullptr, data.size()));
+}
+
+uint32_t csum_copy(std::span<const uint8_t> src, uint8_t* dst, uint32_t sum) {
+  return add_native(sum, native_sum<true>(src.data(), dst, src.size()));
+}
+
+uint32_t csum_add_at(uint32_t sum, uint32_t part, size_t offset) {
+  if (offset & 1) {
+    // RFC 1071 §2(B): a block starting at an odd offset has its bytes in
+    // the other halves of the 16-bit words; its folded sum is byte-swapped
+    // (Linux csum_block_add).
+    uint32_t f = (part & 0xffffu) + (part >> 16);
+    f = (f & 0xffffu) + (f >> 16);
+    part = ((f & 0xffu) << 8) | (f >> 8);
+  }
+  const uint64_t s = uint64_t{sum} + part;
   return static_cast<uint32_t>((s & 0xffffffffu) + (s >> 32));
 }
 

@@ -2,6 +2,7 @@
 // incremental update (RFC 1624).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -11,6 +12,12 @@ namespace weir::wire {
 
 // One's-complement sum of `data` added to `sum` (not folded, not inverted).
 uint32_t csum_partial(std::span<const uint8_t> data, uint32_t sum = 0);
+// Copies `src` to `dst` (`src.size()` bytes, not overlapping) and returns
+// csum_partial(src, sum): the copy and the sum in one pass.
+uint32_t csum_copy(std::span<const uint8_t> src, uint8_t* dst, uint32_t sum = 0);
+// `sum` plus `part`, the partial sum of a block that starts `offset` bytes
+// into the checksummed data (an odd offset swaps the block's bytes).
+uint32_t csum_add_at(uint32_t sum, uint32_t part, size_t offset);
 // Folds a 32-bit partial sum to 16 bits and inverts it: the field value.
 uint16_t csum_fold(uint32_t sum);
 // Partial sum of the TCP/UDP pseudo-header for v4 (when both are v4) or v6.

@@ -70,12 +70,29 @@ Expected<TcpPacket, PacketError> parse_tcp_packet(std::span<const uint8_t> datag
                                                   bool verify_checksum = true);
 Expected<IcmpError, PacketError> parse_icmp_error(std::span<const uint8_t> datagram);
 
+// A segment's payload in at most two pieces, in order: a ring buffer's bytes
+// wrap around once (tcp::SendBuffer::view). Built implicitly from one span.
+struct PayloadView {
+  PayloadView() = default;
+  PayloadView(std::span<const uint8_t> one) : first(one) {}  // NOLINT(google-explicit-constructor)
+  PayloadView(std::span<const uint8_t> a, std::span<const uint8_t> b) : first(a), second(b) {}
+  size_t size() const { return first.size() + second.size(); }
+  bool empty() const { return size() == 0; }
+  std::span<const uint8_t> first;
+  std::span<const uint8_t> second;
+};
+
 // Total bytes build_tcp_packet will write.
 size_t tcp_packet_size(const IpInfo& ip, const TcpHeader& h, size_t payload_len);
 // Writes IP header + TCP header + payload with both checksums filled in.
 // `out` must hold tcp_packet_size() bytes; returns the bytes written.
 size_t build_tcp_packet(const IpInfo& ip, const TcpHeader& h,
                         std::span<const uint8_t> payload, std::span<uint8_t> out);
+// The same from a payload in pieces, each copied into `out` and summed in
+// one pass (csum_copy). `out` must hold tcp_packet_size() bytes, or
+// IPv6 header + 60 + payload bytes, which is never less.
+size_t build_tcp_packet_pieces(const IpInfo& ip, const TcpHeader& h, PayloadView payload,
+                               std::span<uint8_t> out);
 // Convenience for tests and tools.
 std::vector<uint8_t> build_tcp_packet(const IpInfo& ip, const TcpHeader& h,
                                       std::span<const uint8_t> payload);

@@ -1,6 +1,7 @@
 // Building IP datagrams carrying TCP, both checksums filled in.
 // IPv4 header: RFC 791 §3.1; IPv6: RFC 8200 §3; TCP checksum: RFC 9293 §3.1.
 #include <cstring>
+#include <initializer_list>
 
 #include "wire/bytes.h"
 #include "wire/checksum.h"
@@ -44,20 +45,40 @@ size_t tcp_packet_size(const IpInfo& ip, const TcpHeader& h, size_t payload_len)
 
 size_t build_tcp_packet(const IpInfo& ip, const TcpHeader& h, std::span<const uint8_t> payload,
                         std::span<uint8_t> out) {
-  size_t total = tcp_packet_size(ip, h, payload.size());
-  bool v4 = is_v4_packet(ip);
-  size_t ip_len = v4 ? kIpv4HeaderMin : kIpv6Header;
+  return build_tcp_packet_pieces(ip, h, PayloadView(payload), out);
+}
+
+// The TCP header first (emit_tcp writes the options and learns their length
+// in one pass), then each payload piece copied and summed at once, then the
+// IP header, which needs the total length.
+size_t build_tcp_packet_pieces(const IpInfo& ip, const TcpHeader& h, PayloadView payload,
+                               std::span<uint8_t> out) {
+  const bool v4 = is_v4_packet(ip);
+  const size_t ip_len = v4 ? kIpv4HeaderMin : kIpv6Header;
+  const size_t plen = payload.size();
+  // With room for any options the header goes straight out (emit_tcp then
+  // makes one pass over the options); else its length is computed first.
+  const bool roomy = out.size() >= ip_len + kTcpHeaderMin + kTcpOptionsMax + plen;
+  const size_t hlen =
+      roomy ? emit_tcp(h, out.subspan(ip_len)) : kTcpHeaderMin + options_wire_len(h.options);
+  const size_t total = ip_len + hlen + plen;
   // Both length fields are 16 bits; a datagram they cannot describe is not built.
   if (out.size() < total || total - (v4 ? 0 : ip_len) > 0xffff) return 0;
+  if (!roomy) emit_tcp(h, out.subspan(ip_len));
   uint8_t* p = out.data();
+  uint8_t* tcp = p + ip_len;
+  const size_t seg_len = total - ip_len;
+  uint32_t sum = pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
+  sum = csum_partial({tcp, hlen}, sum);
+  size_t off = hlen;
+  for (std::span<const uint8_t> piece : {payload.first, payload.second}) {
+    if (piece.empty()) continue;
+    sum = csum_add_at(sum, csum_copy(piece, tcp + off), off);
+    off += piece.size();
+  }
+  store_be16(tcp + 16, csum_fold(sum));
   if (v4) write_ipv4(ip, total, p);
   else write_ipv6(ip, total - ip_len, p);
-  uint8_t* tcp = p + ip_len;
-  size_t hlen = emit_tcp(h, out.subspan(ip_len));
-  if (!payload.empty()) std::memcpy(tcp + hlen, payload.data(), payload.size());
-  size_t seg_len = total - ip_len;
-  uint32_t sum = pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
-  store_be16(tcp + 16, csum_fold(csum_partial({tcp, seg_len}, sum)));
   return total;
 }
 

@@ -164,10 +164,16 @@ size_t write_options(const TcpOptions& o, uint8_t* out, bool pad) {
 size_t options_wire_len(const TcpOptions& o) { return write_options(o, nullptr, true); }
 
 size_t emit_tcp(const TcpHeader& h, std::span<uint8_t> out) {
-  size_t opt_len = options_wire_len(h.options);
-  size_t hlen = kTcpHeaderMin + opt_len;
-  if (out.size() < hlen) return 0;
   uint8_t* p = out.data();
+  size_t hlen = 0;
+  if (out.size() >= kTcpHeaderMin + kTcpOptionsMax) {
+    // Room for any options: write them and learn their length in one pass.
+    hlen = kTcpHeaderMin + write_options(h.options, p + kTcpHeaderMin, true);
+  } else {
+    hlen = kTcpHeaderMin + options_wire_len(h.options);
+    if (out.size() < hlen) return 0;
+    write_options(h.options, p + kTcpHeaderMin, true);
+  }
   store_be16(p, h.src_port);
   store_be16(p + 2, h.dst_port);
   store_be32(p + 4, h.seq.raw());
@@ -177,7 +183,6 @@ size_t emit_tcp(const TcpHeader& h, std::span<uint8_t> out) {
   store_be16(p + 14, h.window);
   store_be16(p + 16, 0);
   store_be16(p + 18, h.urgent);
-  write_options(h.options, p + kTcpHeaderMin, true);
   return hlen;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -105,6 +106,57 @@ TEST(Checksum, IncrementalUpdateRfc1624Example) {
   d[2] = 0x32;
   d[3] = 0x85;
   EXPECT_EQ(csum_fold(csum_partial(d)), 0x0000);
+}
+
+// The fused copy and sum (csum_copy) must equal a memcpy followed by
+// csum_partial: every length up to a few vector blocks (odd ones included),
+// every source and destination alignment, a seed sum carried in.
+TEST(Checksum, CopyAndSumEqualsCopyThenSum) {
+  std::mt19937 rng(1624);
+  std::vector<uint8_t> src(200);
+  for (auto& b : src) b = static_cast<uint8_t>(rng());
+  for (size_t soff = 0; soff < 4; ++soff) {
+    for (size_t doff = 0; doff < 4; ++doff) {
+      for (size_t len = 0; len + soff <= 180; ++len) {
+        std::vector<uint8_t> dst(len + doff + 8, 0xee);
+        std::span<const uint8_t> s(src.data() + soff, len);
+        const uint32_t got = csum_copy(s, dst.data() + doff, 0xbeef);
+        ASSERT_EQ(csum_fold(got), csum_fold(csum_partial(s, 0xbeef)))
+            << "soff " << soff << " doff " << doff << " len " << len;
+        ASSERT_TRUE(std::equal(s.begin(), s.end(), dst.begin() + static_cast<ptrdiff_t>(doff)));
+        // Nothing written outside the destination.
+        for (size_t i = 0; i < doff; ++i) ASSERT_EQ(dst[i], 0xee);
+        for (size_t i = doff + len; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xee);
+      }
+    }
+  }
+}
+
+// Past the point where the vector lanes are folded (512 KiB) and all ones,
+// the worst case for the lane sums.
+TEST(Checksum, CopyAndSumOfLongAllOnesData) {
+  for (size_t n : {size_t{1} << 19, (size_t{1} << 20) + 33}) {
+    std::vector<uint8_t> d(n, 0xff), out(n);
+    EXPECT_EQ(csum_fold(csum_copy(d, out.data(), 0xffffffffu)), reference_checksum(d, 0xffff));
+    EXPECT_EQ(csum_fold(csum_partial(d)), reference_checksum(d));
+    EXPECT_EQ(out, d);
+  }
+}
+
+// A payload in two pieces (a wrapped ring): the second piece's sum added at
+// its offset, odd or even, equals the sum of the contiguous bytes.
+TEST(Checksum, PiecesAddedAtOddAndEvenOffsetsEqualTheWhole) {
+  std::mt19937 rng(2018);
+  std::vector<uint8_t> d(1461);
+  for (auto& b : d) b = static_cast<uint8_t>(rng());
+  std::span<const uint8_t> all(d);
+  for (size_t cut : {0u, 1u, 2u, 3u, 17u, 730u, 731u, 1459u, 1460u, 1461u}) {
+    std::vector<uint8_t> out(d.size());
+    uint32_t sum = csum_add_at(0x1234, csum_copy(all.first(cut), out.data()), 0);
+    sum = csum_add_at(sum, csum_copy(all.subspan(cut), out.data() + cut), cut);
+    EXPECT_EQ(csum_fold(sum), csum_fold(csum_partial(all, 0x1234))) << "cut " << cut;
+    EXPECT_EQ(out, d);
+  }
 }
 
 }  // namespace
