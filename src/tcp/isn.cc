@@ -1,50 +1,15 @@
 #include "tcp/isn.h"
 
+#include <algorithm>
 #include <array>
-#include <cstring>
+
+#include "util/siphash.h"
 
 namespace weir::tcp {
 namespace {
 
-constexpr uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
-
-struct SipState {
-  uint64_t v0, v1, v2, v3;
-  void round() {
-    v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
-    v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
-    v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
-    v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
-  }
-};
-
-// SipHash-2-4 (Aumasson & Bernstein) over whole 64-bit words; the key is
-// the driver's secret expanded to 128 bits.
-uint64_t siphash(uint64_t secret, const uint64_t* words, size_t n) {
-  const uint64_t k0 = secret;
-  const uint64_t k1 = secret * 0x9e3779b97f4a7c15ull + 0x5745495221ull;
-  SipState s{k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull,
-             k0 ^ 0x6c7967656e657261ull, k1 ^ 0x7465646279746573ull};
-  for (size_t i = 0; i < n; ++i) {
-    s.v3 ^= words[i];
-    s.round();
-    s.round();
-    s.v0 ^= words[i];
-  }
-  const uint64_t last = static_cast<uint64_t>(n * 8) << 56;
-  s.v3 ^= last;
-  s.round();
-  s.round();
-  s.v0 ^= last;
-  s.v2 ^= 0xff;
-  for (int i = 0; i < 4; ++i) s.round();
-  return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
-}
-
-uint64_t load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
+void store_le64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 constexpr std::array<uint16_t, 4> kMssTable = {536, 1300, 1440, 1460};  // Linux msstab
@@ -62,11 +27,17 @@ uint32_t cookie_hash(uint64_t secret, const FourTuple& t, uint32_t count, uint32
 }  // namespace
 
 uint64_t tuple_hash(uint64_t secret, const FourTuple& t, uint64_t extra) {
+  // SipHash-2-4 (util/siphash.h) of both addresses, the ports and `extra`,
+  // keyed by the driver's secret expanded to 128 bits.
+  std::array<uint8_t, 48> in{};
   const auto& l = t.local.addr.bytes();
   const auto& r = t.remote.addr.bytes();
-  uint64_t w[6] = {load64(l.data()), load64(l.data() + 8), load64(r.data()), load64(r.data() + 8),
-                   (uint64_t{t.local.port} << 16) | t.remote.port, extra};
-  return siphash(secret, w, 6);
+  std::copy(l.begin(), l.end(), in.begin());
+  std::copy(r.begin(), r.end(), in.begin() + 16);
+  store_le64(in.data() + 32, (uint64_t{t.local.port} << 16) | t.remote.port);
+  store_le64(in.data() + 40, extra);
+  const SipKey key{secret, secret * 0x9e3779b97f4a7c15ull + 0x5745495221ull};
+  return siphash24(key, in);
 }
 
 Seq32 initial_sequence(uint64_t secret, const FourTuple& t, Time now) {
