@@ -172,9 +172,12 @@ void Connection::init_mss() {
 }
 
 // Linux tcp_v4_err / tcp_v6_err: between(seq, snd_una, snd_nxt), both ends
-// included, whatever the ICMP type.
+// included, whatever the ICMP type. A Fast Open child in SYN-RECEIVED has
+// SND.UNA past its SYN-ACK already (fastopen_child_sent_synack); Linux takes
+// the request's snt_isn instead, so an error quoting the SYN-ACK counts.
 bool Connection::icmp_quote_in_window(Seq32 quoted_seq) const {
-  return snd_.una <= quoted_seq && quoted_seq <= snd_.nxt;
+  const Seq32 una = fastopen_pending() ? snd_.iss : snd_.una;
+  return una <= quoted_seq && quoted_seq <= snd_.nxt;
 }
 
 void Connection::sync_pmtu(uint32_t path_mtu) {

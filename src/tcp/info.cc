@@ -74,7 +74,18 @@ TcpInfo Connection::info(Time now) const {
 // later timeout report.
 void Connection::on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq) {
   if (!icmp_quote_in_window(quoted_seq)) return;  // Linux: OUTOFWINDOWICMPS
-  if (state_ == State::kSynSent || state_ == State::kSynReceived) {
+  if (fastopen_pending()) {
+    // Linux tcp_v4_err / tcp_v6_err, TCP_SYN_RECV with tp->fastopen_rsk:
+    // not accepted yet (req->sk still set), the child ends at once with
+    // sk_err = err and tcp_done, staying in the accept queue so that
+    // accept() returns it and its calls report the error; once accepted it
+    // is "treated as a connected one" (the soft error below).
+    if (listener_) {
+      env_.counters().inc(Counter::TcpAttemptFails);  // tcp_done in SYN_RECV
+      done(now, err);
+      return;
+    }
+  } else if (state_ == State::kSynSent || state_ == State::kSynReceived) {
     if (quoted_seq != snd_.iss) return;
     if (listener_) {
       done(now, Errc::kOk);
