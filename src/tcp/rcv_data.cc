@@ -110,6 +110,33 @@ DataOutcome Receiver::on_data(Time now, const DataSegment& seg, Duration rto, Du
   return out;
 }
 
+// Linux tcp_fastopen_add_skb queues the SYN's skb straight onto the receive
+// queue, charged whatever the buffer's room (sk_forced_mem_schedule). It
+// runs no tcp_event_data_recv: no receive-MSS estimate, no delayed-ACK
+// state and no tcp_grow_window, so rcv_ssthresh keeps its initial value and
+// the windows announced after the handshake are those of a connection that
+// has received nothing (gtests fastopen/server/client-ack-dropped-then-
+// recovery-ms-timestamps.pkt: win 256, not 268). The SYN-ACK acks the data.
+DataOutcome Receiver::on_syn_data(std::span<const uint8_t> data, bool fin) {
+  DataOutcome out;
+  if (!synced_) return out;
+  const auto len = static_cast<uint32_t>(data.size());
+  if (len > 0) {
+    rcvq_.append(data);
+    rcv_nxt_ += len;
+    bytes_received_ += len;  // tp->bytes_received = skb->len
+    ++data_segs_in_;         // tcp_segs_in
+    out.in_order = len;
+  }
+  if (fin) {  // tcp_fin: the FIN is in sequence
+    rcv_nxt_ += 1;
+    fin_in_order_ = true;
+    out.fin = true;
+  }
+  ack_pending_ = true;  // cleared by the SYN-ACK (on_ack_sent)
+  return out;
+}
+
 // A segment wholly below rcv.nxt: a retransmission of data we have. Linux
 // tcp_data_queue(): D-SACK it (RFC 2883 §4), leave delayed-ACK mode so the
 // sender hears at once (RFC 9293 §3.10.7.4 "send an acknowledgment"), and

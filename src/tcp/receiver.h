@@ -183,6 +183,10 @@ class Receiver {
   DataOutcome on_data(Time now, const DataSegment& seg, Duration rto, Counters& c);
   DataOutcome on_data(Time now, const DataSegment& seg, Duration rto, Duration srtt,
                       Counters& c);
+  // Linux tcp_fastopen_add_skb: a Fast Open SYN's data (and FIN), in order
+  // at RCV.NXT, queued as it is. Only the first segment, so it needs no
+  // acceptability test.
+  DataOutcome on_syn_data(std::span<const uint8_t> data, bool fin);
   // A data segment failed acceptable() and will be answered by a duplicate
   // ACK: Linux tcp_send_dupack's bookkeeping. If it carries old data, queue a
   // D-SACK for it (RFC 2883 §4), count TcpExtDelayedACKLost and enter

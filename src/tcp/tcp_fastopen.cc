@@ -13,13 +13,9 @@ using namespace wire::tcp_flag;
 void Connection::accept_syn_data(Time now, const InSegment& syn) {
   fastopen_child_ = true;
   if (syn.payload.empty() && !syn.h.has(FIN)) return;
-  DataSegment d;
-  d.seq = syn.h.seq + 1;
-  d.payload = syn.payload;
-  d.fin = syn.h.has(FIN);
-  // The data is in order at RCV.NXT; the SYN-ACK about to go out is its ACK
-  // (emit's on_ack_sent clears the receiver's ACK obligation).
-  const DataOutcome out = rcv_.on_data(now, d, rtt_.rto(), rtt_.srtt(), env_.counters());
+  // The data is in order at RCV.NXT (Linux tcp_fastopen_add_skb, not
+  // tcp_data_queue); the SYN-ACK about to go out is its ACK.
+  const DataOutcome out = rcv_.on_syn_data(syn.payload, syn.h.has(FIN));
   rcv_.announce_from_rcv_nxt();
   if (!syn.payload.empty()) {
     syn_data_acked_ = true;
