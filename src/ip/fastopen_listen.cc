@@ -21,17 +21,17 @@ void StackImpl::fastopen_listen(Socket& s, int backlog) {
 
 // Linux tcp_fastopen_queue_check: children still in SYN-RECEIVED count
 // against max_qlen (RFC 7413 §5.1: bounds what unverified SYN data may
-// hold). Linux also keeps a reset child counted for 60 s; weir does not.
+// hold), in the accept queue or already accepted; reqsk_fastopen_remove
+// frees the slot when the handshake completes or the child dies. Linux
+// also keeps a reset child counted for 60 s; weir does not.
 bool StackImpl::fastopen_queue_ok(Socket& ls) {
   const int max_qlen = ls.conn->opts().fastopen_qlen;
   if (max_qlen <= 0) return false;
-  int qlen = 0;
-  const tcp::Listener& l = *ls.listener;
-  for (uint32_t id : l.accept_queue()) {
-    Socket* c = find(id);
-    if (c && c->conn && c->conn->fastopen_pending()) ++qlen;
-  }
-  if (qlen < max_qlen) return true;
+  const size_t qlen = ls.listener->fastopen_qlen([this](uint32_t id) {
+    const Socket* c = find(id);
+    return c && c->conn && c->conn->fastopen_pending();
+  });
+  if (qlen < static_cast<size_t>(max_qlen)) return true;
   counters_.inc(Counter::TcpExtTCPFastOpenListenOverflow);
   return false;
 }

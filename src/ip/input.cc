@@ -184,6 +184,7 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
     // Linux tcp_conn_request: a Fast Open child goes straight to the accept
     // queue (inet_csk_reqsk_queue_add) and wakes the listener.
     l.on_established(c.id);
+    l.add_fastopen(c.id);  // fastopenq.qlen++ (tcp_try_fastopen)
     notify(ls.id);
   }
   after_call(c);

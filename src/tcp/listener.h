@@ -44,6 +44,18 @@ class Listener {
   const std::vector<uint32_t>& syn_queue() const { return syn_queue_; }
   const std::deque<uint32_t>& accept_queue() const { return accept_queue_; }
 
+  // RFC 7413 §5.1 / Linux fastopenq.qlen: Fast Open children count from
+  // their SYN until they leave SYN-RECEIVED (reqsk_fastopen_remove: the
+  // handshake completes or the child dies), whether accepted or not.
+  void add_fastopen(uint32_t id) { fastopen_.push_back(id); }
+  // Drops the children `pending` says have left SYN-RECEIVED (or are gone)
+  // and returns how many remain.
+  template <class Pending>
+  size_t fastopen_qlen(Pending pending) {
+    std::erase_if(fastopen_, [&](uint32_t id) { return !pending(id); });
+    return fastopen_.size();
+  }
+
   // Linux tcp_synq_overflow / tcp_synq_no_recent_overflow: cookies are
   // accepted only within two minutes (MAX_SYNCOOKIE_AGE) of sending one.
   void note_cookie_sent(Time now) { last_cookie_ = now; cookies_sent_ = true; }
@@ -56,6 +68,7 @@ class Listener {
   uint32_t backlog_ = 0;
   std::vector<uint32_t> syn_queue_;
   std::deque<uint32_t> accept_queue_;
+  std::vector<uint32_t> fastopen_;  // ids, at most the listener's TCP_FASTOPEN qlen
   Time last_cookie_;
   bool cookies_sent_ = false;
 };

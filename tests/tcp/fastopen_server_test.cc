@@ -1,0 +1,112 @@
+// TCP Fast Open, server side (RFC 7413 §4.2.2, §5.1), as Linux's
+// tcp_fastopen.c does it: the listener's Fast Open queue limit.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <array>
+
+#include "tcp/harness_helper.h"
+
+namespace weir::test {
+namespace {
+
+using namespace wire::tcp_flag;
+
+// Server side on, no cookie needed (TFO_SERVER_ENABLE |
+// TFO_SERVER_COOKIE_NOT_REQD): any SYN with data asks for a Fast Open child.
+StackConfig fastopen_no_cookie() {
+  StackConfig cfg;
+  cfg.tcp_fastopen = 0x2 | 0x200;
+  return cfg;
+}
+
+SocketId fastopen_listener(Harness& t, int qlen, int backlog) {
+  SocketId l = *t.stack().socket();
+  t.stack().bind(l, Endpoint{t.local, 8080});
+  t.stack().setsockopt(t.now(), l, IPPROTO_TCP, TCP_FASTOPEN, int_opt(qlen));
+  t.stack().listen(t.now(), l, backlog);
+  t.listener = l;
+  return l;
+}
+
+// A SYN with ten bytes of data from `port`; returns our SYN-ACK.
+Tx syn_data_from(Harness& t, uint16_t port, Seq32 isn) {
+  wire::TcpHeader h;
+  h.src_port = port;
+  h.dst_port = 8080;
+  h.seq = isn;
+  h.flags = SYN;
+  h.window = 65535;
+  t.build_syn_options(h.options, PeerOpts{});
+  const std::array<uint8_t, 10> data{};
+  t.inject_raw(h, data);
+  return t.expect_tx();
+}
+
+void ack_from(Harness& t, uint16_t port, Seq32 seq, const Tx& synack) {
+  wire::TcpHeader h;
+  h.src_port = port;
+  h.dst_port = 8080;
+  h.seq = seq;
+  h.ack = synack.h.seq + 1;
+  h.flags = ACK;
+  h.window = 65535;
+  t.inject_raw(h);
+}
+
+uint64_t overflows(Harness& t) {
+  return t.stack().counters().get(Counter::TcpExtTCPFastOpenListenOverflow);
+}
+
+// Linux tcp_fastopen_queue_check counts fastopenq.qlen, which
+// reqsk_fastopen_remove only lowers when the child leaves SYN-RECEIVED (its
+// handshake completes or it dies), not when accept() takes it: an accepted
+// child still waiting for the third ACK keeps its slot.
+TEST(FastOpenQueue, AcceptedChildInSynReceivedStillCounts) {
+  Harness t(fastopen_no_cookie());
+  SocketId l = fastopen_listener(t, 1, 8);
+  Tx sa1 = syn_data_from(t, 1001, Seq32(100));
+  EXPECT_EQ(sa1.h.ack, Seq32(111));  // the data is taken: a Fast Open child
+  auto c1 = t.stack().accept(t.now(), l, nullptr);
+  ASSERT_TRUE(c1.has_value());
+  EXPECT_EQ(t.stack().tcp_info(*c1)->tcpi_state, 3);  // SYN-RECEIVED
+
+  // Queue full (1 of 1): the next SYN's data is not taken.
+  Tx sa2 = syn_data_from(t, 1002, Seq32(200));
+  EXPECT_EQ(sa2.h.ack, Seq32(201));
+  EXPECT_EQ(overflows(t), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPFastOpenPassive), 1u);
+
+  // The first child's handshake completes: its slot is free again.
+  ack_from(t, 1001, Seq32(111), sa1);
+  EXPECT_EQ(t.stack().tcp_info(*c1)->tcpi_state, 1);  // ESTABLISHED
+  Tx sa3 = syn_data_from(t, 1003, Seq32(300));
+  EXPECT_EQ(sa3.h.ack, Seq32(311));
+  EXPECT_EQ(overflows(t), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPFastOpenPassive), 2u);
+}
+
+// A child that dies in SYN-RECEIVED (here reset by the peer) leaves the
+// queue at once (tcp_done -> reqsk_fastopen_remove); Linux's 60 s hold of
+// reset requests (fastopenq.rskq_rst_head) is not modelled.
+TEST(FastOpenQueue, DeadChildFreesItsSlot) {
+  Harness t(fastopen_no_cookie());
+  fastopen_listener(t, 1, 8);
+  Tx sa1 = syn_data_from(t, 1001, Seq32(100));
+  ASSERT_EQ(sa1.h.ack, Seq32(111));
+  wire::TcpHeader rst;
+  rst.src_port = 1001;
+  rst.dst_port = 8080;
+  rst.seq = Seq32(111);
+  rst.flags = RST;
+  t.inject_raw(rst);
+  Tx sa2 = syn_data_from(t, 1002, Seq32(200));
+  EXPECT_EQ(sa2.h.ack, Seq32(211));
+  EXPECT_EQ(overflows(t), 0u);
+}
+
+}  // namespace
+}  // namespace weir::test
