@@ -288,7 +288,10 @@ class Connection {
   void arm_delack();
   void on_retransmit_timer(Time now);
   void on_rto(Time now);
+  void enter_loss(Time now);  // Linux tcp_enter_loss
   void on_syn_rto(Time now);
+  void retransmit_syn(Time now);
+  void on_fastopen_synack_rto(Time now);  // tcp_fastopen.cc
   void on_probe0(Time now);
   void on_delack(Time now);
   void on_keepalive(Time now);

@@ -57,4 +57,29 @@ bool Connection::fastopen_ack(Time now, const InSegment& seg) {
   return true;
 }
 
+// Linux tcp_fastopen_synack_timer: the SYN-ACK timer of a Fast Open child
+// (armed at TCP_TIMEOUT_INIT when the child is made, doubled per retry; the
+// data sent meanwhile does not move it, set_xmit_timer). The child is a
+// full socket that may already be accepted, so it gets one retry more than
+// a request: icsk_syn_retries (TCP_SYNCNT) or tcp_synack_retries + 1,
+// whether accepted or not. Giving up is tcp_write_err: sk_err = the soft
+// error or ETIMEDOUT, tcp_done (TcpAttemptFails in SYN_RECV), no reset,
+// TcpExtTCPAbortOnTimeout.
+void Connection::on_fastopen_synack_rto(Time now) {
+  const int limit = opts_.syncnt ? opts_.syncnt : env_.cfg().tcp_synack_retries + 1;
+  Counters& c = env_.counters();
+  if (retransmits_ >= limit) {
+    c.inc(Counter::TcpAttemptFails);
+    c.inc(Counter::TcpExtTCPAbortOnTimeout);
+    done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
+    return;
+  }
+  // "Lower cwnd after certain SYNACK timeout like tcp_init_transfer()": at
+  // the second timeout (icsk_retransmits == 1) what was sent in
+  // SYN-RECEIVED is marked lost and cwnd drops (tcp_enter_loss), so the
+  // ACK that completes the handshake resends it at once.
+  if (retransmits_ == 1) enter_loss(now);
+  retransmit_syn(now);
+}
+
 }  // namespace weir::tcp

@@ -70,6 +70,14 @@ void Connection::rearm_rto_after_ack(Time now) {
 // Linux tcp_set_xmit_timer / tcp_schedule_loss_probe: a tail loss probe
 // (RFC 8985 §7.2) if allowed, never later than the RTO, else the RTO.
 void Connection::set_xmit_timer(Time now, bool after_send) {
+  // Linux tcp_rearm_rto and tcp_schedule_loss_probe: while a Fast Open
+  // child's SYN-ACK is unacknowledged (tp->fastopen_rsk) the timer is the
+  // SYN-ACK's (tcp_fastopen_synack_timer); data sent meanwhile neither
+  // moves it nor gets a loss probe.
+  if (fastopen_pending()) {
+    if (!timers_.armed(TimerKind::kRetransmit)) arm_rto(now);
+    return;
+  }
   // A FIN sent on its own is a packet in flight (Linux tcp_send_fin queues
   // it as an skb of its own and counts it in packets_out), so it can be
   // probed like data (gtests user_timeout/user_timeout.pkt).
@@ -223,6 +231,10 @@ void Connection::on_retransmit_timer(Time now) {
 
 // SYN / SYN-ACK retransmission: tcp_syn_retries (6) or tcp_synack_retries (5).
 void Connection::on_syn_rto(Time now) {
+  if (fastopen_pending()) {
+    on_fastopen_synack_rto(now);
+    return;
+  }
   const StackConfig& cfg = env_.cfg();
   int limit = listener_ ? cfg.tcp_synack_retries : (opts_.syncnt ? opts_.syncnt : cfg.tcp_syn_retries);
   if (retransmits_ >= limit) {
@@ -231,6 +243,11 @@ void Connection::on_syn_rto(Time now) {
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;
   }
+  retransmit_syn(now);
+}
+
+// One SYN or SYN-ACK retransmission and the doubled timer (RFC 6298 (5.5)).
+void Connection::retransmit_syn(Time now) {
   ++retransmits_;
   ++total_retrans_;
   env_.counters().inc(Counter::TcpExtTCPSynRetrans);
@@ -272,19 +289,7 @@ void Connection::on_rto(Time now) {
   c.inc(Counter::TcpExtTCPTimeouts);
   ++total_rto_;
   trace_event(now, TraceEvent::kRto, backoff_);
-  // Linux tcp_enter_loss: mark what timed out lost, ssthresh, cwnd = 1, Loss.
-  recovery::RtoInput in;
-  in.now = now;
-  in.snd_una = snd_.una;
-  in.snd_nxt = snd_.nxt;
-  in.retransmits = static_cast<uint32_t>(retransmits_);
-  const uint32_t prior_reductions = rec_.reductions();
-  rec_.on_rto(in, sb_, *cc_, ccs_, c);
-  ecn_after_recovery(prior_reductions, false);
-  if (ca_state_ != rec_.ca_state()) {
-    ca_state_ = rec_.ca_state();
-    trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
-  }
+  enter_loss(now);
   // Linux retrans_stamp: when the head was last sent before this episode,
   // so the give-up time counts from the original transmission.
   // A lone FIN was last sent one (backed-off) RTO ago: this timer was armed
@@ -304,6 +309,23 @@ void Connection::on_rto(Time now) {
   }
   ++backoff_;
   arm_rto(now);
+}
+
+// Linux tcp_enter_loss: mark what timed out lost, ssthresh, cwnd = 1, Loss.
+void Connection::enter_loss(Time now) {
+  Counters& c = env_.counters();
+  recovery::RtoInput in;
+  in.now = now;
+  in.snd_una = snd_.una;
+  in.snd_nxt = snd_.nxt;
+  in.retransmits = static_cast<uint32_t>(retransmits_);
+  const uint32_t prior_reductions = rec_.reductions();
+  rec_.on_rto(in, sb_, *cc_, ccs_, c);
+  ecn_after_recovery(prior_reductions, false);
+  if (ca_state_ != rec_.ca_state()) {
+    ca_state_ = rec_.ca_state();
+    trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
+  }
 }
 
 // The zero-window probe (Linux tcp_probe_timer / tcp_send_probe0).
