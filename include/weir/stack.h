@@ -36,6 +36,17 @@ inline constexpr uint32_t RDHUP = 0x2000;
 
 class StackImpl;
 
+// The outcome of a Fast Open send (RFC 7413, Linux tcp_sendmsg_fastopen).
+// `connecting`: the call began the connection (its SYN is out, with
+// `queued` bytes of data); the caller then acts as connect() does
+// (EINPROGRESS when nothing rode on the SYN and it may not wait). Otherwise
+// `err`/`queued` are an ordinary send's result (EALREADY while connecting).
+struct FastOpenSend {
+  Errc err = Errc::kOk;
+  size_t queued = 0;
+  bool connecting = false;
+};
+
 class Stack {
  public:
   Stack(const StackConfig& cfg, Netif& netif);
@@ -64,6 +75,13 @@ class Stack {
   Expected<SocketId, Errc> accept(Time now, SocketId listener, Endpoint* peer = nullptr);
   Errc connect(Time now, SocketId s, const Endpoint& remote);  // kInProgress when started
   Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> data, int flags = 0);
+  // sendto(MSG_FASTOPEN) to `to`, or the first write on a socket whose
+  // TCP_FASTOPEN_CONNECT connect() held the SYN back (`to` unused).
+  // `will_wait`: a blocking call that waits for the handshake to write the rest.
+  FastOpenSend sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> data, const Endpoint* to,
+                               bool will_wait = false);
+  bool fastopen_deferred(SocketId s) const;  // connect() returned 0, SYN not sent yet
+  void flush_tcp_metrics();                  // `ip tcp_metrics flush all`: the Fast Open cookie cache
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags = 0);
   Errc shutdown(Time now, SocketId s, int how);  // SHUT_RD / SHUT_WR / SHUT_RDWR
   Errc close(Time now, SocketId s);

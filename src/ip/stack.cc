@@ -26,6 +26,12 @@ Errc Stack::connect(Time now, SocketId s, const Endpoint& r) { return impl_->con
 Expected<size_t, Errc> Stack::send(Time now, SocketId s, std::span<const uint8_t> d, int flags) {
   return impl_->send(impl_->mono(now), s, d, flags);
 }
+FastOpenSend Stack::sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> d, const Endpoint* to,
+                                    bool will_wait) {
+  return impl_->sendto_fastopen(impl_->mono(now), s, d, to, will_wait);
+}
+bool Stack::fastopen_deferred(SocketId s) const { return impl_->fastopen_deferred(s); }
+void Stack::flush_tcp_metrics() { impl_->flush_tcp_metrics(); }
 Expected<size_t, Errc> Stack::recv(Time now, SocketId s, std::span<uint8_t> out, int flags) {
   return impl_->recv(impl_->mono(now), s, out, flags);
 }

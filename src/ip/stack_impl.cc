@@ -274,6 +274,9 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
   Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
   if (s->listener) return Errc::kIsConn;
+  // Linux __inet_stream_connect: a TCP_FASTOPEN_CONNECT socket whose SYN
+  // waits for data is SS_CONNECTING with DEFER_CONNECT: EISCONN.
+  if (s->conn->fastopen_deferred()) return Errc::kIsConn;
   switch (s->conn->state()) {
     case tcp::State::kClosed: break;
     case tcp::State::kSynSent:
@@ -281,24 +284,50 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
     default: return Errc::kIsConn;
   }
   if (s->conn->next_deadline() != Time::never() || s->in_demux) return Errc::kIsConn;
-  if (!s->v6 && !remote.addr.is_v4()) return Errc::kAfNoSupport;
-  if (remote.port == 0 || remote.addr.is_unspecified()) return Errc::kConnRefused;
+  auto t = connect_tuple(*s, remote);
+  if (!t) return t.error();
+  if (s->conn->opts().fastopen_connect) {
+    // Linux tcp_fastopen_defer_connect: with a cookie to use (or no cookie
+    // needed) connect() returns 0 and the SYN waits for the first write;
+    // otherwise the SYN goes now, asking for a cookie.
+    const tcp::ActiveFastOpen fo = fastopen_client(*s, *t);
+    if (fo.send_data) {
+      s->conn->defer_active_open(now, *t);
+      after_call(*s);
+      return Errc::kOk;
+    }
+    s->conn->open_active_fastopen(now, *t, fo, {});
+    after_call(*s);
+    return Errc::kInProgress;
+  }
+  Errc e = s->conn->open_active(now, *t);
+  after_call(*s);
+  return e;
+}
+
+// The checks and the local endpoint of an active open (Linux
+// tcp_v4_connect / tcp_v6_connect before tcp_connect); enters the tuple in
+// the demultiplexer.
+Expected<FourTuple, Errc> StackImpl::connect_tuple(Socket& sock, const Endpoint& remote) {
+  Socket* s = &sock;
+  if (!s->v6 && !remote.addr.is_v4()) return Unexpected(Errc::kAfNoSupport);
+  if (remote.port == 0 || remote.addr.is_unspecified()) return Unexpected(Errc::kConnRefused);
   IpAddr src;
   if (s->bound && !s->local.addr.is_unspecified()) {
     src = s->local.addr;
   } else {
     auto a = source_for(remote.addr);
-    if (!a) return Errc::kNetUnreach;
+    if (!a) return Unexpected(Errc::kNetUnreach);
     src = *a;
   }
   uint16_t port = s->bound ? s->local.port : 0;
   if (port == 0) {
     auto p = ephemeral_port(src, remote, true);
-    if (!p) return p.error();
+    if (!p) return Unexpected(p.error());
     port = *p;
   }
   FourTuple t{Endpoint{src, port}, remote};
-  if (demux_.count(t)) return Errc::kAddrNotAvail;
+  if (demux_.count(t)) return Unexpected(Errc::kAddrNotAvail);
   s->local = t.local;
   s->bound = true;
   // A socket that failed before starts over with a fresh connection and its options.
@@ -306,11 +335,9 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
     tcp::SockOpts o = s->conn->opts();
     s->conn = std::make_unique<tcp::Connection>(*this, s->id, o);
   }
-  demux_[t] = id;
+  demux_[t] = s->id;
   s->in_demux = true;
-  Errc e = s->conn->open_active(now, t);
-  after_call(*s);
-  return e;
+  return t;
 }
 
 Expected<size_t, Errc> StackImpl::send(Time now, SocketId id, std::span<const uint8_t> d, int flags) {

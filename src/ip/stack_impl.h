@@ -45,6 +45,9 @@ class StackImpl final : public tcp::TcpEnv {
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;
   bool can_gso() const override { return netif_.gso(); }
+  void fastopen_cache_set(const FourTuple& t, const tcp::fastopen::CacheUpdate& u, Time now) override {
+    fo_cache_.set(t.local.addr, t.remote.addr, u, now);
+  }
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram);
@@ -63,6 +66,12 @@ class StackImpl final : public tcp::TcpEnv {
   Expected<SocketId, Errc> accept(Time now, SocketId s, Endpoint* peer);
   Errc connect(Time now, SocketId s, const Endpoint& remote);
   Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> d, int flags);
+  // RFC 7413 client (fastopen_connect.cc).
+  FastOpenSend sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> d, const Endpoint* to,
+                               bool will_wait);
+  bool fastopen_deferred(SocketId s) const;
+  void flush_tcp_metrics() { fo_cache_.flush(); }
+  const tcp::fastopen::ClientCache& fastopen_cache() const { return fo_cache_; }
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags);
   Errc shutdown(Time now, SocketId s, int how);
   Errc close(Time now, SocketId s);
@@ -106,6 +115,8 @@ class StackImpl final : public tcp::TcpEnv {
   // RFC 7413 (fastopen_listen.cc): the listener's Fast Open answer to a SYN.
   tcp::PassiveFastOpen fastopen_syn(Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void fastopen_listen(Socket& s, int backlog);
+  tcp::ActiveFastOpen fastopen_client(const Socket& s, const FourTuple& t) const;
+  Expected<FourTuple, Errc> connect_tuple(Socket& s, const Endpoint& remote);
   bool fastopen_queue_ok(Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg);
@@ -128,6 +139,7 @@ class StackImpl final : public tcp::TcpEnv {
   std::map<Endpoint, SocketId> listeners_;
   TimerQueue timers_;
   PmtuCache pmtu_cache_;  // route exceptions: learnt PMTU per destination
+  tcp::fastopen::ClientCache fo_cache_;  // RFC 7413 §4.1.3: cookies and MSS per destination
   SocketId next_id_ = 1;
   uint16_t ip_id_ = 0;
   uint32_t port_hint_ = 0;

@@ -512,11 +512,29 @@ std::string options_mismatch(const PacketSpec& p, const Actual& a, int64_t slack
 
 }  // namespace
 
+// packetdrill sniffs only the socket under test's packets
+// (find_socket_for_live_packet): once the script began a new active
+// connection, what an older socket still sends (the FIN of its close()) is
+// not matched against the script.
+void Runner::drop_foreign_outbound() {
+  auto sut = fds_.find(sut_fd_);
+  if (sut == fds_.end() || !sut->second.active) return;
+  auto ep = stack_->local_endpoint(sut->second.sock);
+  if (!ep || ep->port == 0) return;
+  while (!outq_.empty()) {
+    auto pk = wire::parse_tcp_packet(outq_.front().bytes);
+    if (!pk || pk->tcp.src_port == ep->port) break;
+    outq_.pop_front();
+  }
+}
+
 // Runs the engine until it has sent something, at most until `limit`.
 Expected<bool, Stop> Runner::next_outbound(Time limit) {
+  drop_foreign_outbound();
   while (outq_.empty()) {
     auto stepped = step_engine_once(limit);
     if (!stepped || !*stepped) return stepped;
+    drop_foreign_outbound();
   }
   return true;
 }

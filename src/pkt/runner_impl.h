@@ -72,6 +72,7 @@ struct FdEntry {
   bool zc_queued = false;  // a MSG_ZEROCOPY send queued a completion notification
   int pmtudisc = 1;  // IP_MTU_DISCOVER (Linux default for TCP: IP_PMTUDISC_WANT)
   int tos = 0;       // IP_TOS without the ECN bits (TCP owns those)
+  bool active = false;  // connect() or a Fast Open send began a connection on it
   // epoll: watched fd -> (interest events, data fd), and ET/ONESHOT state
   struct Watch {
     uint32_t events = 0;
@@ -173,6 +174,7 @@ class Runner : public Netif {
   Status send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip);
   Status expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected);
   Expected<bool, Stop> next_outbound(Time limit);
+  void drop_foreign_outbound();
   void learn_conn(const wire::TcpPacket& pk, const PacketSpec& p);
   std::string describe_live(const wire::TcpPacket& pk, uint32_t payload_len) const;
 

@@ -234,6 +234,12 @@ class Shell {
   }
 
   Status one(const std::string& cmd) {
+    // `a || b`: b runs when a fails (a sysctl this kernel lacks falls back
+    // to another command, e.g. tcp_fastopen_cookies || ip tcp_metrics flush).
+    if (const size_t orr = cmd.find(" || "); orr != std::string::npos) {
+      if (Status a = one(cmd.substr(0, orr)); a) return a;
+      return one(cmd.substr(orr + 4));
+    }
     std::vector<std::string> w = words(cmd);
     if (w.empty()) return ok();
     const std::string& prog = w[0];
@@ -248,7 +254,12 @@ class Shell {
     // echo N > /sys/module/tcp_cubic/parameters/NAME: a per-stack CUBIC parameter.
     if (prog == "echo" && w.size() == 4 && w[2] == ">" && w[3].rfind("/sys/module/tcp_cubic/", 0) == 0)
       return set(w[3], w[1], cmd);
-    if (prog == "ip" && w.size() >= 2 && w[1] == "tcp_metrics") return ok();
+    // The kernel's tcp_metrics hold the Fast Open client cache (cookies and
+    // MSS per destination, tcp_fastopen_cache_set): a flush empties it.
+    if (prog == "ip" && w.size() >= 2 && w[1] == "tcp_metrics") {
+      if (w.size() >= 3 && w[2] == "flush") r_.stack_->flush_tcp_metrics();
+      return ok();
+    }
     if (auto s = device(w, cmd)) return *s;
     return r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`", cmd));
   }

@@ -65,6 +65,7 @@ class SyscallCtx {
   Status data_calls();
   Status read_call(FdEntry& f, size_t want, int flags, bool blocking);
   Status write_call(FdEntry& f, size_t want, int flags, bool blocking);
+  Status fastopen_write_call(FdEntry& f, size_t want, int flags, bool blocking, bool unspec);
   Status option_calls();
   Status setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);
   Status getsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);

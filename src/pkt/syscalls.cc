@@ -50,7 +50,7 @@ bool read_target_met(const Stack& st, SocketId s, size_t want) {
 
 // Options the engine has no notion of: the script is skipped, not failed.
 bool unsupported_sockopt(std::string_view name) {
-  static const char* kNames[] = {"TCP_FASTOPEN_CONNECT", "SO_TIMESTAMPING",
+  static const char* kNames[] = {"SO_TIMESTAMPING",
                                  "TCP_MD5SIG", "TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
                                  "TCP_SAVED_SYN", "TCP_ULP", "SO_RCVTIMEO", "SO_SNDTIMEO",
                                  "SO_BINDTODEVICE", "TCP_TX_DELAY", "SO_MARK", "IP_FREEBIND"};
@@ -150,7 +150,6 @@ Expected<std::optional<int64_t>, Stop> SyscallCtx::expected_cm_inq(const Expr& m
 }
 
 Expected<int, Stop> SyscallCtx::flags_checked(int64_t flags) const {
-  if (flags & sym::MSG_FASTOPEN) return skip("MSG_FASTOPEN (TCP Fast Open) is not supported");
   if (flags & sym::MSG_ERRQUEUE) return skip("MSG_ERRQUEUE (error queue) is not supported");
   return static_cast<int>(flags);
 }
@@ -245,6 +244,7 @@ Status SyscallCtx::connect_call() {
   auto f = fd(0);
   if (!f) return stopped(f);
   r_.sut_fd_ = static_cast<int>(*eval_arg(0));  // fd(0) evaluated it
+  (*f)->active = true;
   SocketId s = (*f)->sock;
   Errc e = r_.stack_->connect(r_.now_, s, {r_.cfg_.remote_ip, r_.cfg_.connect_port});
   if (e != Errc::kInProgress || (*f)->nonblock) return run_now(from(e));
@@ -359,6 +359,13 @@ Status SyscallCtx::data_calls() {
   const size_t elems = vec ? b.items.size() : (iov && !iov->items.empty()) ? iov->items[0].items.size() : 1;
   if ((*flags & sym::MSG_ZEROCOPY) && f.zerocopy && want > 0 && elems > 17)
     return skip("a MSG_ZEROCOPY send of more than 17 iovec elements (MAX_SKB_FRAGS) is not modelled");
+  // RFC 7413 client: MSG_FASTOPEN, or the first write after a
+  // TCP_FASTOPEN_CONNECT connect() that held the SYN back.
+  if ((*flags & sym::MSG_FASTOPEN) || r_.stack_->fastopen_deferred(f.sock)) {
+    const Expr* to = n == "sendto" && s_.args.size() > 4 ? &s_.args[4] : nullptr;
+    const bool unspec = to && to->kind == Expr::Kind::kWord && to->text == "AF_UNSPEC";
+    return fastopen_write_call(f, want, *flags, blocking, unspec);
+  }
   return write_call(f, want, *flags, blocking);
 }
 
@@ -408,6 +415,49 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking)
       *waited = true;
       return blocked();
     }
+    return done(Ret{static_cast<int64_t>(*sent), 0});
+  });
+}
+
+// Linux tcp_sendmsg_fastopen: the connection starts with as much data on
+// the SYN as it takes. A call that may not wait returns those bytes, or
+// EINPROGRESS when none went (__inet_stream_connect); a blocking one waits
+// for the handshake as connect() does, then writes the rest as write() does.
+Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool blocking, bool unspec) {
+  // An AF_UNSPEC address is a disconnect request, not a Fast Open target.
+  if (unspec) return run_now(Ret{-1, EOPNOTSUPP});
+  const int fd_num = static_cast<int>(*eval_arg(0));
+  const SocketId s = f.sock;
+  const Endpoint to{r_.cfg_.remote_ip, r_.cfg_.connect_port};
+  std::vector<uint8_t> buf(want, 0);
+  const FastOpenSend fo = r_.stack_->sendto_fastopen(r_.now_, s, buf, &to, blocking);
+  if (!fo.connecting) return run_now(fo.err == Errc::kOk ? Ret{static_cast<int64_t>(fo.queued), 0} : from(fo.err));
+  r_.sut_fd_ = fd_num;  // as connect(): this socket's SYN opens the connection under test
+  f.active = true;
+  if (!blocking)
+    return run_now(fo.queued > 0 ? Ret{static_cast<int64_t>(fo.queued), 0} : Ret{-1, EINPROGRESS});
+  const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_ZEROCOPY |
+                                     sym::MSG_FASTOPEN);
+  Runner* r = &r_;
+  auto sent = std::make_shared<size_t>(fo.queued);
+  auto connected = std::make_shared<bool>(false);
+  return run(true, [r, s, want, engine_flags, sent, connected](Time now) -> Attempt {
+    const uint32_t ev = r->stack_->poll(s);
+    if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return blocked();
+    if (!*connected) {
+      int err = 0;
+      size_t len = sizeof(err);
+      r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
+      if (err) return done(Ret{-1, err});  // tcp_sendmsg_locked: out_err, the SYN's bytes are not reported
+      *connected = true;
+    }
+    if (*sent >= want) return done(Ret{static_cast<int64_t>(*sent), 0});
+    std::vector<uint8_t> rest(want - *sent, 0);
+    auto got = r->stack_->send(now, s, rest, engine_flags);
+    if (got) *sent += *got;
+    if (!got && got.error() != Errc::kAgain)
+      return done(*sent > 0 ? Ret{static_cast<int64_t>(*sent), 0} : from(got.error()));
+    if (*sent < want) return blocked();
     return done(Ret{static_cast<int64_t>(*sent), 0});
   });
 }

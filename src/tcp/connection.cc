@@ -186,6 +186,15 @@ void Connection::sync_pmtu(uint32_t path_mtu) {
 }
 
 Errc Connection::open_active(Time now, const FourTuple& t) {
+  init_active(now, t);
+  retrans_stamp_ = now;
+  send_syn(now);
+  arm_rto(now);
+  return Errc::kInProgress;
+}
+
+// RFC 9293 §3.10.1 OPEN (active): ISS, SYN-SENT; the SYN is the caller's.
+void Connection::init_active(Time now, const FourTuple& t) {
   const StackConfig& cfg = env_.cfg();
   tuple_ = t;
   snd_.iss = initial_sequence(cfg.secret, t, now);  // RFC 6528
@@ -202,10 +211,6 @@ Errc Connection::open_active(Time now, const FourTuple& t) {
   rcv_wscale_offer_ = iw.rcv_wscale;
   set_state(now, State::kSynSent);
   env_.counters().inc(Counter::TcpActiveOpens);
-  retrans_stamp_ = now;
-  send_syn(now);
-  arm_rto(now);
-  return Errc::kInProgress;
 }
 
 void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn,
@@ -478,6 +483,9 @@ uint32_t Connection::poll() const {
       mask |= ev::OUT;
     }
   }
+  // Linux tcp_poll: a TCP_FASTOPEN_CONNECT socket whose SYN waits for the
+  // first write is writable, so that the application writes it.
+  if (state_ == State::kSynSent && active_fo_.deferred) mask |= ev::OUT;
   if (error_ != Errc::kOk) mask |= ev::ERR;
   return mask;
 }

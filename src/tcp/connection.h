@@ -78,6 +78,15 @@ struct PassiveFastOpen {
   std::optional<wire::TcpFastOpen> reply;
 };
 
+// RFC 7413 §4.1 (active side): what the stack decided the SYN carries
+// (tcp/fastopen_client.h client_decide).
+struct ActiveFastOpen {
+  std::optional<wire::TcpFastOpen> option;  // FO/FOEXP on the first SYN only
+  bool send_data = false;                   // the write's head rides on the SYN
+  uint16_t mss_clamp = 0;                   // cached peer MSS; 0: our advmss
+  bool writer_waits = false;                // a blocking call waits to write the rest
+};
+
 // Events the stack must act on after a call into the connection.
 namespace conn_event {
 inline constexpr uint8_t kEstablished = 0x01;  // a passive open completed: to the accept queue
@@ -107,6 +116,16 @@ class Connection {
   // ---- opening ----
   // Active open: SYN-SENT, the SYN goes out now (RFC 9293 §3.10.1).
   Errc open_active(Time now, const FourTuple& t);
+  // RFC 7413 active open (Linux tcp_sendmsg_fastopen -> tcp_connect ->
+  // tcp_send_syn_data): SYN-SENT with the SYN carrying `fo`'s option and as
+  // much of `data` as fits; returns the bytes queued with the SYN.
+  size_t open_active_fastopen(Time now, const FourTuple& t, const ActiveFastOpen& fo,
+                              std::span<const uint8_t> data);
+  // TCP_FASTOPEN_CONNECT (Linux tcp_fastopen_defer_connect): SYN-SENT with
+  // the SYN held back until the first write (send_deferred_syn).
+  void defer_active_open(Time now, const FourTuple& t);
+  size_t send_deferred_syn(Time now, const ActiveFastOpen& fo, std::span<const uint8_t> data);
+  bool fastopen_deferred() const { return active_fo_.deferred; }
   // Passive open from a listener's SYN: SYN-RECEIVED, SYN-ACK out.
   void open_passive(Time now, const FourTuple& t, const InSegment& syn, uint32_t listener,
                     const PassiveFastOpen& fo = {});
@@ -204,6 +223,10 @@ class Connection {
   void fastopen_child_sent_synack();
   bool fastopen_ack(Time now, const InSegment& seg);
   void parse_syn_options(const wire::TcpOptions& o);
+  // --- tcp_fastopen_client.cc (RFC 7413 active side)
+  void init_active(Time now, const FourTuple& t);
+  size_t queue_syn_data(Time now, const ActiveFastOpen& fo, std::span<const uint8_t> data);
+  bool rcv_fastopen_synack(Time now, const InSegment& synack);
   void finish_syn_negotiation(Time now, Seq32 irs);
   void send_reset_for(Time now, const InSegment& seg);
 
@@ -336,6 +359,19 @@ class Connection {
   bool fastopen_child_ = false;
   bool syn_data_acked_ = false;
   std::optional<wire::TcpFastOpen> synack_cookie_;
+  // The active side (Linux tp->fastopen_req, syn_fastopen, syn_data):
+  // `option` goes on the first SYN only; syn_fastopen: it did; syn_data:
+  // bytes the SYN carried, still in the send queue from ISS+1.
+  struct ActiveFo {
+    std::optional<wire::TcpFastOpen> option;
+    bool syn_fastopen = false;
+    bool exp = false;
+    bool deferred = false;
+    bool first_syn = false;  // the next SYN is the first (carries data and option)
+    bool write_pending = false;  // sk_write_pending: a writer waits with data for after the SYN-ACK
+    uint32_t syn_data = 0;
+    Time syn_time;
+  } active_fo_;
 
   // The write queue's chunks as Linux cuts it into skbs (tcp_sendmsg_locked):
   // where each ends, whether it carries PSH (tcp_mark_push) and whether it is

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "tcp/fastopen_client.h"
 #include "weir/addr.h"
 #include "weir/config.h"
 #include "weir/counters.h"
@@ -40,6 +41,12 @@ class TcpEnv {
   // Whether the device the segments leave by takes GSO super-packets
   // (Netif::gso): the gate of TSO deferral (tso_defer.h).
   virtual bool can_gso() const { return false; }
+  // RFC 7413 §4.1.3: what a SYN-ACK taught about the peer's Fast Open
+  // cookie and MSS, for the stack's per-destination cache (Linux
+  // tcp_fastopen_cache_set).
+  virtual void fastopen_cache_set(const FourTuple& t, const fastopen::CacheUpdate& u, Time now) {
+    (void)t, (void)u, (void)now;
+  }
 };
 
 // An arriving segment after IP and TCP parsing.

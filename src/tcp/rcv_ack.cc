@@ -86,6 +86,14 @@ void Receiver::enter_quickack(uint32_t max_quickacks) {
 
 void Receiver::enter_quickack_mode() { enter_quickack(kMaxQuickAcks); }
 
+void Receiver::schedule_ack(Time now, Time deadline) {
+  ack_pending_ = true;
+  lrcvtime_ = now;
+  enter_quickack(kMaxQuickAcks);
+  ack_timer_ = true;
+  delack_deadline_ = deadline;
+}
+
 bool Receiver::in_quickack_mode() const { return quick_ > 0 && !in_pingpong_mode(); }
 
 // Linux __tcp_ack_snd_check, after the segment is queued. ACK now when more

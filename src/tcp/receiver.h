@@ -170,6 +170,10 @@ class Receiver {
   bool set_quickack(bool on);
   // Linux tcp_enter_quickack_mode, for the connection's own reasons.
   void enter_quickack_mode();
+  // Linux inet_csk_schedule_ack + tcp_enter_quickack_mode + a delayed-ACK
+  // timer at `deadline`: an ACK is owed, to ride on data expected soon.
+  // lrcvtime starts at `now` (tcp_finish_connect).
+  void schedule_ack(Time now, Time deadline);
 
   // ---- arrivals -------------------------------------------------------------
   // RFC 9293 §3.10.7.4 acceptability test of SEG.SEQ/SEG.LEN (len counts FIN).

@@ -91,14 +91,27 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
   }
   finish_syn_negotiation(now, h.seq);
   if (h.has(ACK)) {
+    // SYN data the SYN-ACK acknowledges leaves the write queue (Linux
+    // tcp_ack -> tcp_clean_rtx_queue on the SYN-data skb).
+    const uint32_t data_acked = seq_len(snd_.iss + 1, seq_max(h.ack, snd_.iss + 1));
+    if (data_acked > 0) {
+      sndq_.consume(data_acked);
+      bytes_acked_ += data_acked;  // tcp_snd_una_update (RFC 5961 §5.2's window uses it)
+    }
     snd_.una = h.ack;
     sb_.reset(snd_.una);
+    prune_chunks();
+    // tcp_clean_rtx_queue delivers the SYN's skb; a wholly acknowledged
+    // SYN-data skb is counted and taken back (tcp_rcv_fastopen_synack:
+    // "SYN-data is counted as two separate packets in tcp_ack()").
+    ++delivered_;
+    ccs_.rate.count_delivered(1, false);
     // RFC 7323 §2.2: the SYN-ACK's window is not scaled.
     snd_.wnd = h.window;
     snd_.max_wnd = snd_.wnd;
     snd_.wl1 = h.seq;
     snd_.wl2 = h.ack;
-    write_seq_ = snd_.una;
+    write_seq_ = seq_max(write_seq_, snd_.una);  // data queued behind the SYN stays
     snd_sml_ = snd_.una;
     // RFC 6298 (2): the handshake's RTT, from TSecr or, by Karn's rule, only
     // if the SYN was not retransmitted.
@@ -113,7 +126,20 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
       process_data(now, seg);
       if (h.has(FIN)) process_fin(now);
     }
-    send_ack(now);
+    // RFC 7413 §4.1.2 (Linux tcp_rcv_synsent_state_process): a Fast Open
+    // SYN-ACK may leave the SYN's data to resend, which then carries the ACK.
+    const bool fo = active_fo_.syn_fastopen || active_fo_.syn_data > 0;
+    if (!(fo && rcv_fastopen_synack(now, seg))) {
+      if (active_fo_.write_pending) {
+        // Linux: with a writer waiting (sk_write_pending) "save one ACK":
+        // its data carries it, or the delayed-ACK timer (TCP_DELACK_MAX) does.
+        rcv_.schedule_ack(now, now + Duration::ms(200));
+        arm_delack();
+      } else {
+        send_ack(now);
+      }
+    }
+    active_fo_.write_pending = false;
     push(now, false);
     return;
   }

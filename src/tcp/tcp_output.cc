@@ -107,8 +107,28 @@ XmitResult Connection::send_syn(Time now) {
     h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, 0};
   h.window = rcv_.syn_window();  // RFC 7323 §2.2: never scaled
   ecn_send_syn(h);
-  const XmitResult r = emit(now, h, {});
-  snd_.nxt = snd_.iss + 1;
+  // RFC 7413 §4.1.2 (Linux tcp_send_syn_data): the first SYN carries the
+  // Fast Open option and the queued data; a retransmitted SYN carries
+  // neither ("cookie.len = -1: exclude Fast Open option for SYN retries").
+  const bool first = active_fo_.first_syn;
+  active_fo_.first_syn = false;
+  if (first && active_fo_.option) {
+    h.options.fastopen = active_fo_.option;
+    active_fo_.syn_fastopen = true;  // tcp_syn_options: tp->syn_fastopen
+    active_fo_.exp = active_fo_.option->exp;
+  }
+  active_fo_.option.reset();
+  const uint32_t data = first ? active_fo_.syn_data : 0;
+  const auto pieces = sndq_.view(0, data);
+  const XmitResult r = emit(now, h, wire::PayloadView(pieces[0], pieces[1]));
+  if (first) active_fo_.syn_time = now;
+  if (data > 0) {
+    bytes_sent_ += data;  // __tcp_transmit_skb: SYN data counts as data sent
+    ++data_segs_out_;
+    env_.counters().inc(Counter::TcpExtTCPOrigDataSent);
+    last_snd_data_ = now;
+  }
+  snd_.nxt = seq_max(snd_.nxt, snd_.iss + 1 + data);
   snd_max_ = seq_max(snd_max_, snd_.nxt);
   return r;
 }

@@ -1,0 +1,65 @@
+// A client's side of TCP Fast Open (RFC 7413 §4.1, Linux
+// tcp_sendmsg_fastopen): sendto(MSG_FASTOPEN) opens the connection with
+// data on the SYN, and the first write on a TCP_FASTOPEN_CONNECT socket
+// sends the SYN connect() held back. What the SYN carries comes from the
+// per-destination cookie cache (tcp/fastopen_client.h).
+#include "ip/stack_impl.h"
+#include "tcp/fastopen_client.h"
+
+namespace weir {
+
+namespace fo = tcp::fastopen;
+
+// Linux tcp_fastopen_cookie_check with tcp_fastopen_cache_get.
+tcp::ActiveFastOpen StackImpl::fastopen_client(const Socket& s, const FourTuple& t) const {
+  const fo::ClientEntry* cached = fo_cache_.get(t.local.addr, t.remote.addr);
+  const fo::ClientDecision d = fo::client_decide(cfg_.tcp_fastopen, s.conn->opts().fastopen_no_cookie, cached);
+  return tcp::ActiveFastOpen{d.option, d.send_data, d.mss_clamp};
+}
+
+bool StackImpl::fastopen_deferred(SocketId id) const {
+  const Socket* s = app_socket(id);
+  return s && s->conn && s->conn->fastopen_deferred();
+}
+
+FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const uint8_t> d, const Endpoint* to,
+                                        bool will_wait) {
+  FastOpenSend out;
+  Socket* s = app_socket(id);
+  if (!s) return FastOpenSend{Errc::kBadf};
+  if (s->listener) return FastOpenSend{Errc::kPipe};
+  // tcp_sendmsg_fastopen: the client bit of net.ipv4.tcp_fastopen.
+  if (!(cfg_.tcp_fastopen & fo::kClientEnable)) return FastOpenSend{Errc::kOpNotSupp};
+  sync_path_mtu(*s);
+  if (s->conn->fastopen_deferred()) {
+    tcp::ActiveFastOpen fo = fastopen_client(*s, s->conn->tuple());
+    fo.writer_waits = will_wait;
+    out.queued = s->conn->send_deferred_syn(now, fo, d);
+    out.connecting = true;
+    after_call(*s);
+    return out;
+  }
+  switch (s->conn->state()) {
+    case tcp::State::kClosed: break;
+    // __inet_stream_connect on SS_CONNECTING: "already in progress".
+    case tcp::State::kSynSent:
+    case tcp::State::kSynReceived: return FastOpenSend{Errc::kAlready};
+    default: {
+      // A connected socket: MSG_FASTOPEN changes nothing, the data is sent.
+      auto r = send(now, id, d, 0);
+      return r ? FastOpenSend{Errc::kOk, *r} : FastOpenSend{r.error()};
+    }
+  }
+  if (!to) return FastOpenSend{Errc::kInval};  // __inet_stream_connect without an address
+  if (s->in_demux) return FastOpenSend{Errc::kIsConn};
+  auto t = connect_tuple(*s, *to);
+  if (!t) return FastOpenSend{t.error()};
+  tcp::ActiveFastOpen fo = fastopen_client(*s, *t);
+  fo.writer_waits = will_wait;
+  out.queued = s->conn->open_active_fastopen(now, *t, fo, d);
+  out.connecting = true;
+  after_call(*s);
+  return out;
+}
+
+}  // namespace weir

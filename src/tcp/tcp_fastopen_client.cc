@@ -1,0 +1,107 @@
+// The connection's side of an active TCP Fast Open (RFC 7413 §4.1, Linux
+// tcp_send_syn_data, tcp_fastopen_defer_connect, tcp_rcv_fastopen_synack):
+// the SYN's data, a deferred SYN, and what the SYN-ACK says about both.
+// The stack decides what the SYN carries (tcp/fastopen_client.h).
+#include <algorithm>
+
+#include "tcp/connection.h"
+
+namespace weir::tcp {
+
+using namespace wire::tcp_flag;
+
+// Linux tcp_send_syn_data: the data goes into the write queue from ISS+1
+// (it stays there for retransmission), at most what fits one SYN.
+size_t Connection::queue_syn_data(Time now, const ActiveFastOpen& fo, std::span<const uint8_t> data) {
+  active_fo_.option = fo.option;
+  active_fo_.first_syn = true;
+  active_fo_.syn_data = 0;
+  active_fo_.write_pending = fo.writer_waits && !data.empty();
+  if (!fo.send_data || data.empty()) return 0;
+  // The MSS from the path MTU, bounded by the cached MSS (or advmss).
+  // tcp_mss_clamp: TCP_MAXSEG bounds it too.
+  uint16_t clamp = fo.mss_clamp ? fo.mss_clamp : static_cast<uint16_t>(advmss_);
+  if (opts_.user_mss) clamp = std::min<uint16_t>(clamp, opts_.user_mss);
+  const uint32_t mtu_mss = pmtu_ - (tuple_.remote.addr.is_v4() ? 40u : 60u);
+  const size_t space = fastopen::syn_data_space(mtu_mss, clamp, data.size());
+  const size_t n = copy_to_queue(now, data.first(space));
+  // The SYN-data skb stays in the retransmit queue as ACK|PSH
+  // (tcp_send_syn_data), so its retransmission carries PSH.
+  if (n > 0) chunks_.back().psh = true;
+  active_fo_.syn_data = static_cast<uint32_t>(n);
+  // __inet_stream_connect's writebias: a blocking sender with data left
+  // over (fastopen_req->data still set) counts in sk_write_pending.
+  active_fo_.write_pending = fo.writer_waits && n < data.size();
+  return n;
+}
+
+size_t Connection::open_active_fastopen(Time now, const FourTuple& t, const ActiveFastOpen& fo,
+                                        std::span<const uint8_t> data) {
+  init_active(now, t);
+  const size_t n = queue_syn_data(now, fo, data);
+  retrans_stamp_ = now;
+  send_syn(now);
+  arm_rto(now);
+  return n;
+}
+
+// Linux tcp_v4_connect with DEFER_CONNECT: the port and ISS are chosen and
+// the socket is SYN-SENT, but nothing is sent and no timer runs until the
+// first write brings the data for the SYN.
+void Connection::defer_active_open(Time now, const FourTuple& t) {
+  init_active(now, t);
+  active_fo_.deferred = true;
+}
+
+size_t Connection::send_deferred_syn(Time now, const ActiveFastOpen& fo, std::span<const uint8_t> data) {
+  active_fo_.deferred = false;
+  const size_t n = queue_syn_data(now, fo, data);
+  retrans_stamp_ = now;
+  send_syn(now);
+  arm_rto(now);
+  return n;
+}
+
+// Linux tcp_rcv_fastopen_synack, after the SYN-ACK moved SND.UNA: cache the
+// peer's MSS and cookie (RFC 7413 §4.1.3), and when the SYN's data was not
+// (wholly) acknowledged, retransmit it at once rather than wait for a
+// timeout (§4.1.2: "the client SHOULD ... retransmit the data"). True: the
+// retransmission carries the handshake's ACK.
+bool Connection::rcv_fastopen_synack(Time now, const InSegment& synack) {
+  const wire::TcpHeader& h = synack.h;
+  const Seq32 data_end = snd_.iss + 1 + active_fo_.syn_data;
+  const bool data_unacked = active_fo_.syn_data > 0 && snd_.una < data_end;
+  fastopen::CacheUpdate u;
+  if (h.options.mss && *h.options.mss != 0) u.mss = *h.options.mss;
+  // An odd-length option is no option (tcp_parse_fastopen_option).
+  const bool no_cookie = !h.options.fastopen.has_value();
+  if (active_fo_.syn_fastopen) {
+    u.cookie = h.options.fastopen;  // an unsolicited cookie is ignored
+    if (total_retrans_ > 0) {
+      // The SYN timed out and the SYN-ACK neither has a cookie nor acks the
+      // data: the peer presumably saw only the plain retransmitted SYNs.
+      u.syn_lost = no_cookie && data_unacked;
+    } else if (no_cookie && active_fo_.syn_data == 0) {
+      // Asked for a cookie and got none: try the other option kind next.
+      u.try_exp = active_fo_.exp ? 2 : 1;
+    }
+  }
+  env_.fastopen_cache_set(tuple_, u, now);
+  if (data_unacked) {
+    // The data is in flight since the SYN; mark it lost and resend it with
+    // no congestion response (tcp_mark_skb_lost +
+    // tcp_non_congestion_loss_retransmit, as tcp_simple_retransmit).
+    auto pkts = sb_.on_send(SeqRange{snd_.una, data_end}, mss_cache_, active_fo_.syn_time);
+    if (pkts) rec_.on_sent(*pkts);
+    ccs_.packets_out = sb_.packets_out();
+    for (size_t i = 0; i < sb_.size(); ++i) sb_.mark_lost(i);
+    env_.counters().inc(Counter::TcpExtTCPFastOpenActiveFail);
+    retransmit_lost(now);
+    return true;
+  }
+  syn_data_acked_ = active_fo_.syn_data > 0;  // TCPI_OPT_SYN_DATA
+  if (syn_data_acked_) env_.counters().inc(Counter::TcpExtTCPFastOpenActive);
+  return false;
+}
+
+}  // namespace weir::tcp
