@@ -227,6 +227,7 @@ class Connection {
   void init_active(Time now, const FourTuple& t);
   size_t queue_syn_data(Time now, const ActiveFastOpen& fo, std::span<const uint8_t> data);
   bool rcv_fastopen_synack(Time now, const InSegment& synack);
+  void fastopen_syn_pmtu(Time now, uint32_t mtu);
   void finish_syn_negotiation(Time now, Seq32 irs);
   void send_reset_for(Time now, const InSegment& seg);
 

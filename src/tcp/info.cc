@@ -113,6 +113,10 @@ void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
   mtu = std::max<uint32_t>(mtu, v4 ? 552 : 1280);
   if (mtu >= pmtu_) return;
   update_mss(mtu);
+  if (state_ == State::kSynSent) {
+    fastopen_syn_pmtu(now, mtu);
+    return;
+  }
   if (!synchronized()) return;
   bool marked = false;
   for (size_t i = 0; i < sb_.size(); ++i) {

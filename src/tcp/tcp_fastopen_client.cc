@@ -62,6 +62,21 @@ size_t Connection::send_deferred_syn(Time now, const ActiveFastOpen& fo, std::sp
   return n;
 }
 
+// Linux tcp_v4_mtu_reduced -> tcp_simple_retransmit in SYN-SENT: the
+// SYN-data skb no longer fits the path, so it is marked lost and the
+// retransmit queue's head, the SYN (tcp_send_syn_data queued them apart),
+// goes again at once, without data and announcing the smaller MSS (the
+// route's advmss follows the learnt PMTU). The data follows the SYN-ACK.
+void Connection::fastopen_syn_pmtu(Time now, uint32_t mtu) {
+  const uint32_t ip_hdr = tuple_.remote.addr.is_v4() ? 20 : 40;
+  if (active_fo_.syn_data == 0 || active_fo_.first_syn || active_fo_.deferred) return;
+  if (active_fo_.syn_data + ip_hdr + 20 <= mtu) return;
+  init_mss();
+  ++total_retrans_;
+  retransmit_head(now);
+  arm_rto(now);
+}
+
 // Linux tcp_rcv_fastopen_synack, after the SYN-ACK moved SND.UNA: cache the
 // peer's MSS and cookie (RFC 7413 §4.1.3), and when the SYN's data was not
 // (wholly) acknowledged, retransmit it at once rather than wait for a

@@ -122,6 +122,7 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
       rtt_.sample(now - retrans_stamp_, snd_.una, snd_.nxt, now);
     }
     become_established(now);
+    const uint32_t segs_before = segs_out_;
     if (!seg.payload.empty() || h.has(FIN)) {
       process_data(now, seg);
       if (h.has(FIN)) process_fin(now);
@@ -129,7 +130,9 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
     // RFC 7413 §4.1.2 (Linux tcp_rcv_synsent_state_process): a Fast Open
     // SYN-ACK may leave the SYN's data to resend, which then carries the ACK.
     const bool fo = active_fo_.syn_fastopen || active_fo_.syn_data > 0;
-    if (!(fo && rcv_fastopen_synack(now, seg))) {
+    // An ACK the SYN-ACK's data drew already acknowledges the SYN-ACK.
+    const bool acked = segs_out_ != segs_before;
+    if (!(fo && rcv_fastopen_synack(now, seg)) && !acked) {
       if (active_fo_.write_pending) {
         // Linux: with a writer waiting (sk_write_pending) "save one ACK":
         // its data carries it, or the delayed-ACK timer (TCP_DELACK_MAX) does.

@@ -43,12 +43,17 @@ TEST(PktRunner, UnsupportedSyscallSkipsWithItsName) {
   EXPECT_EQ(r.line, 1);
 }
 
-TEST(PktRunner, FastOpenConnectSocketOptionSkips) {
-  // Client-side Fast Open is not implemented: scripts using it skip.
-  RunResult r =
-      run("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN_CONNECT, [1], 4) = 0\n");
-  EXPECT_EQ(r.outcome, Outcome::kSkip);
-  EXPECT_NE(r.reason.find("TCP_FASTOPEN_CONNECT"), std::string::npos);
+TEST(PktRunner, FastOpenClientCallsRun) {
+  // Client-side Fast Open: TCP_FASTOPEN_CONNECT is taken, a Fast Open send
+  // to an AF_UNSPEC address is EOPNOTSUPP (tcp_sendmsg_fastopen) and one
+  // without a cached cookie reports EINPROGRESS on a non-blocking socket.
+  RunResult r = run(
+      "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n"
+      "+0 fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0\n"
+      "+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN_CONNECT, [1], 4) = 0\n"
+      "+0 sendto(3, ..., 10, MSG_FASTOPEN, AF_UNSPEC, ...) = -1 EOPNOTSUPP (Operation not supported)\n"
+      "+0 sendto(3, ..., 10, MSG_FASTOPEN, ..., ...) = -1 EINPROGRESS (Operation now in progress)\n");
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
 }
 
 TEST(PktRunner, FastOpenListenerSocketOptionsWork) {
