@@ -518,12 +518,12 @@ std::string options_mismatch(const PacketSpec& p, const Actual& a, int64_t slack
 // not matched against the script.
 void Runner::drop_foreign_outbound() {
   auto sut = fds_.find(sut_fd_);
-  if (sut == fds_.end() || !sut->second.active) return;
-  auto ep = stack_->local_endpoint(sut->second.sock);
-  if (!ep || ep->port == 0) return;
+  if (sut != fds_.end() && sut->second.active)
+    if (auto ep = stack_->local_endpoint(sut->second.sock); ep && ep->port != 0) sut_port_ = ep->port;
+  if (sut_port_ == 0) return;
   while (!outq_.empty()) {
     auto pk = wire::parse_tcp_packet(outq_.front().bytes);
-    if (!pk || pk->tcp.src_port == ep->port) break;
+    if (!pk || pk->tcp.src_port == sut_port_) break;
     outq_.pop_front();
   }
 }

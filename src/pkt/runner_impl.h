@@ -198,6 +198,9 @@ class Runner : public Netif {
   Time now_ = Time::zero();
   std::deque<OutPacket> outq_;
   std::map<int, FdEntry> fds_;
+  // The local port of the active connection under test, kept after its
+  // close() (packetdrill keeps socket_under_test's tuple); 0: none.
+  uint16_t sut_port_ = 0;
   int sut_fd_ = -1;  // the socket under test (tcp_info for %{ }% blocks)
   Conn conn_;
   uint16_t next_remote_port_ = 40000;

@@ -234,6 +234,7 @@ Status SyscallCtx::accept_call() {
     nf.zerocopy = zerocopy;
     r->fds_[static_cast<int>(want_fd)] = nf;
     r->sut_fd_ = static_cast<int>(want_fd);
+    r->sut_port_ = 0;  // a passive connection: no filtering by port
     r->conn_.accepted = true;
     return done(Ret{want_fd, 0});
   });
@@ -245,6 +246,7 @@ Status SyscallCtx::connect_call() {
   if (!f) return stopped(f);
   r_.sut_fd_ = static_cast<int>(*eval_arg(0));  // fd(0) evaluated it
   (*f)->active = true;
+  r_.sut_port_ = 0;  // learnt from the new connection
   SocketId s = (*f)->sock;
   Errc e = r_.stack_->connect(r_.now_, s, {r_.cfg_.remote_ip, r_.cfg_.connect_port});
   if (e != Errc::kInProgress || (*f)->nonblock) return run_now(from(e));
@@ -306,6 +308,7 @@ Status SyscallCtx::socket_calls() {
       // packetdrill: a new listening socket is the socket under test, so
       // the next SYN opens a new connection even if the last one is open.
       if (r_.conn_.known) r_.conn_.closed = true;
+      r_.sut_port_ = 0;
     }
     return run_now(ret);
   }
@@ -434,6 +437,7 @@ Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool 
   if (!fo.connecting) return run_now(fo.err == Errc::kOk ? Ret{static_cast<int64_t>(fo.queued), 0} : from(fo.err));
   r_.sut_fd_ = fd_num;  // as connect(): this socket's SYN opens the connection under test
   f.active = true;
+  r_.sut_port_ = 0;
   if (!blocking)
     return run_now(fo.queued > 0 ? Ret{static_cast<int64_t>(fo.queued), 0} : Ret{-1, EINPROGRESS});
   const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_ZEROCOPY |
