@@ -178,8 +178,18 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
     } else if (retransmits_ == 0 && !retrans_stamp_.is_never()) {
       rtt_.sample(now - retrans_stamp_, seg.h.ack, snd_.nxt, now);
     }
+    // A simultaneous open's SYN data, acknowledged by the peer's SYN-ACK,
+    // leaves the write queue and counts in bytes_acked, as in SYN-SENT (Linux
+    // tcp_ack -> tcp_snd_una_update, tcp_clean_rtx_queue); RFC 5961 §5.2's
+    // old-ACK bound uses it. A passive open has no SYN data: this is 0.
+    const uint32_t data_acked = seq_len(snd_.iss + 1, seq_max(seg.h.ack, snd_.iss + 1));
+    if (data_acked > 0) {
+      sndq_.consume(data_acked);
+      bytes_acked_ += data_acked;
+    }
     snd_.una = seg.h.ack;
     sb_.reset(snd_.una);
+    if (data_acked > 0) prune_chunks();
     write_seq_ = seq_max(write_seq_, snd_.una);
     snd_sml_ = snd_.una;
     snd_.wnd = uint32_t{seg.h.window} << snd_.wscale;
@@ -216,7 +226,16 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
       // CLOSE-WAIT, CLOSING, LAST-ACK: the FIN was received; new text is ignored.
     }
   }
+  // Linux tcp_rcv_state_process hands the simultaneous-open SYN-ACK to
+  // tcp_data_queue once ESTABLISHED: its SYN lies wholly below rcv_nxt, so
+  // it is an old retransmission (DELAYEDACKLOST, a D-SACK of the SYN per
+  // RFC 2883 §4, quick-ACK mode) and tcp_ack_snd_check ACKs it at once
+  // unless tcp_data_snd_check's data already carried the ACK.
+  if (simopen_synack && state_ == State::kEstablished)
+    rcv_.on_unacceptable(seg.h.seq, seg.len(), env_.counters());
+  const Seq32 nxt_before = snd_.nxt;
   data_snd_check(now);  // Linux tcp_data_snd_check: push, then tcp_check_space
+  if (simopen_synack && state_ == State::kEstablished && snd_.nxt == nxt_before) send_ack(now);
 }
 
 void Connection::process_data(Time now, const InSegment& seg) {
