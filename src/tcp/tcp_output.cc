@@ -240,7 +240,10 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
     last_snd_data_ = now;
     ccs_.lsndtime = now;
     rcv_.on_data_sent(now);
-    if (len < mss_cache_) snd_sml_ = end;
+    // Linux tcp_minshall_update runs in tcp_write_xmit only: a retransmitted
+    // small segment (e.g. SYN data resent by tcp_rcv_fastopen_synack) does
+    // not make Nagle hold the next partial segment.
+    if (!retransmit && len < mss_cache_) snd_sml_ = end;
   } else if (retransmit) {
     c.inc(Counter::TcpRetransSegs);
     ++total_retrans_;
