@@ -21,10 +21,17 @@ void write_ipv4(const IpInfo& ip, size_t total, uint8_t* p) {
   store_be16(p + 6, ip.df ? 0x4000 : 0);
   p[8] = ip.ttl;
   p[9] = kProtoTcp;
-  store_be16(p + 10, 0);
-  store_be32(p + 12, ip.src.v4_host_order());
-  store_be32(p + 16, ip.dst.v4_host_order());
-  store_be16(p + 10, csum_fold(csum_partial({p, kIpv4HeaderMin})));
+  const uint32_t src = ip.src.v4_host_order();
+  const uint32_t dst = ip.dst.v4_host_order();
+  store_be32(p + 12, src);
+  store_be32(p + 16, dst);
+  // RFC 1071 over the header's ten 16-bit words, added from the values just
+  // written rather than read back (Linux's ip_fast_csum is likewise
+  // specialised to the header); the checksum word itself counts as zero.
+  const uint32_t sum = (0x4500u | ip.tos) + uint32_t{static_cast<uint16_t>(total)} + ip.id +
+                       (ip.df ? 0x4000u : 0u) + (uint32_t{ip.ttl} << 8 | kProtoTcp) +
+                       (src >> 16) + (src & 0xffffu) + (dst >> 16) + (dst & 0xffffu);
+  store_be16(p + 10, csum_fold(sum));
 }
 
 void write_ipv6(const IpInfo& ip, size_t payload_len, uint8_t* p) {
