@@ -5,6 +5,7 @@
 
 #include <array>
 #include <compare>
+#include <cstring>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -22,13 +23,34 @@ class IpAddr {
   // Parses dotted-quad or RFC 4291 text ("192.0.2.1", "fd00::1", "::ffff:1.2.3.4").
   static std::optional<IpAddr> parse(std::string_view text);
 
-  bool is_v4() const;  // true for IPv4-mapped addresses
-  uint32_t v4_host_order() const;
+  // True for IPv4-mapped addresses (RFC 4291 §2.5.5.2 ::ffff:0:0/96).
+  // Inline: the output path asks several times per packet.
+  // Two word compares (memcpy keeps the loads endian- and alias-safe).
+  bool is_v4() const {
+    static constexpr uint8_t kMapped[4] = {0, 0, 0xff, 0xff};
+    uint64_t head = 0;
+    uint32_t mid = 0, want = 0;
+    std::memcpy(&head, b_.data(), 8);
+    std::memcpy(&mid, b_.data() + 8, 4);
+    std::memcpy(&want, kMapped, 4);
+    return head == 0 && mid == want;
+  }
+  uint32_t v4_host_order() const {
+    return (uint32_t{b_[12]} << 24) | (uint32_t{b_[13]} << 16) | (uint32_t{b_[14]} << 8) | b_[15];
+  }
   const std::array<uint8_t, 16>& bytes() const { return b_; }
   bool is_unspecified() const;
   std::string to_string() const;
 
   auto operator<=>(const IpAddr&) const = default;
+  // Two word compares: the defaulted form called memcmp, twice per demux
+  // lookup of every received segment.
+  bool operator==(const IpAddr& o) const {
+    uint64_t a[2], b[2];
+    std::memcpy(a, b_.data(), 16);
+    std::memcpy(b, o.b_.data(), 16);
+    return a[0] == b[0] && a[1] == b[1];
+  }
 
  private:
   std::array<uint8_t, 16> b_{};

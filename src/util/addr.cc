@@ -38,17 +38,6 @@ std::optional<IpAddr> IpAddr::parse(std::string_view text) {
   return std::nullopt;
 }
 
-bool IpAddr::is_v4() const {
-  // RFC 4291 §2.5.5.2 ::ffff:0:0/96. One fixed-size compare (a few word
-  // loads): this runs several times per packet on the output path.
-  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  return std::memcmp(b_.data(), kMappedPrefix, sizeof kMappedPrefix) == 0;
-}
-
-uint32_t IpAddr::v4_host_order() const {
-  return (uint32_t{b_[12]} << 24) | (uint32_t{b_[13]} << 16) | (uint32_t{b_[14]} << 8) | b_[15];
-}
-
 bool IpAddr::is_unspecified() const {
   if (is_v4()) return v4_host_order() == 0;
   for (uint8_t x : b_)
@@ -74,18 +63,21 @@ std::string Endpoint::to_string() const {
 }
 
 size_t FourTupleHash::operator()(const FourTuple& t) const noexcept {
-  // FNV-1a over the tuple; demux only, not security (ISNs use a keyed hash).
+  // FNV-1a over the tuple's 64-bit words (the byte-wise form cost ~120
+  // instructions per received segment); demux only, not security (ISNs use
+  // a keyed hash). The map is never iterated, so its order does not matter.
   uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const uint8_t* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  auto mix = [&h](const uint8_t* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 1099511628211ull;
   };
-  mix(t.local.addr.bytes().data(), 16);
-  mix(t.remote.addr.bytes().data(), 16);
-  uint16_t ports[2] = {t.local.port, t.remote.port};
-  uint8_t pb[4];
-  std::memcpy(pb, ports, 4);
-  mix(pb, 4);
-  return static_cast<size_t>(h);
+  mix(t.local.addr.bytes().data());
+  mix(t.local.addr.bytes().data() + 8);
+  mix(t.remote.addr.bytes().data());
+  mix(t.remote.addr.bytes().data() + 8);
+  h = (h ^ (uint64_t{t.local.port} << 16 | t.remote.port)) * 1099511628211ull;
+  return static_cast<size_t>(h ^ (h >> 32));  // high bits into the low ones the buckets use
 }
 
 }  // namespace weir
