@@ -22,6 +22,11 @@ class Expected {
  public:
   Expected(T v) : v_(std::in_place_index<0>, std::move(v)) {}  // NOLINT: implicit by design
   Expected(Unexpected<E> e) : v_(std::in_place_index<1>, std::move(e.error)) {}  // NOLINT
+  // A T built in place from `args`, filled by the caller afterwards: a large
+  // T (a parsed packet) is then never copied on its way out.
+  template <typename... Args>
+  explicit Expected(std::in_place_t, Args&&... args)
+      : v_(std::in_place_index<0>, std::forward<Args>(args)...) {}
 
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }

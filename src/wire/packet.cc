@@ -160,22 +160,39 @@ const char* to_string(PacketError e) {
   return "?";
 }
 
+// The packet is built in place in the returned object (every return is
+// `out`, so it is constructed once in the caller's storage): the parsed
+// header is a few hundred bytes and was copied three times per segment.
 Expected<TcpPacket, PacketError> parse_tcp_packet(std::span<const uint8_t> datagram,
                                                   bool verify_checksum) {
+  Expected<TcpPacket, PacketError> out(std::in_place);
   auto ip = parse_ip(datagram, verify_checksum, /*quoted=*/false);
-  if (!ip) return Unexpected{ip.error()};
-  if (ip->info.proto != kProtoTcp) return Unexpected{PacketError::kNotTcp};
+  if (!ip) {
+    out = Unexpected{ip.error()};
+    return out;
+  }
+  if (ip->info.proto != kProtoTcp) {
+    out = Unexpected{PacketError::kNotTcp};
+    return out;
+  }
   std::span<const uint8_t> seg = ip->payload;
-  auto h = parse_tcp(seg);
-  if (!h) return Unexpected{from_tcp_error(h.error())};
+  TcpPacket& pkt = *out;
+  if (auto err = parse_tcp_into(seg, pkt.tcp)) {
+    out = Unexpected{from_tcp_error(*err)};
+    return out;
+  }
   if (verify_checksum) {
     // RFC 9293 §3.1: the sum over pseudo-header and segment folds to zero.
     uint32_t sum = pseudo_header_sum(ip->info.src, ip->info.dst, kProtoTcp,
                                      static_cast<uint32_t>(seg.size()));
-    if (csum_fold(csum_partial(seg, sum)) != 0) return Unexpected{PacketError::kTcpBadChecksum};
+    if (csum_fold(csum_partial(seg, sum)) != 0) {
+      out = Unexpected{PacketError::kTcpBadChecksum};
+      return out;
+    }
   }
-  std::span<const uint8_t> payload = seg.subspan(size_t{h->data_offset} * 4);
-  return TcpPacket{ip->info, std::move(*h), payload};
+  pkt.ip = ip->info;
+  pkt.payload = seg.subspan(size_t{pkt.tcp.data_offset} * 4);
+  return out;
 }
 
 Expected<IcmpError, PacketError> parse_icmp_error(std::span<const uint8_t> datagram) {

@@ -119,6 +119,9 @@ const char* to_string(TcpParseError e);
 // Parses a TCP header (with options) from the start of `seg`; the payload is
 // seg.subspan(header.data_offset * 4). Never reads outside `seg`.
 Expected<TcpHeader, TcpParseError> parse_tcp(std::span<const uint8_t> seg);
+// The same into a default-constructed `h` (no copy of the header on the
+// way out); returns the first error, if any.
+std::optional<TcpParseError> parse_tcp_into(std::span<const uint8_t> seg, TcpHeader& h);
 
 // Bytes the options take on the wire, padded to a multiple of 4.
 size_t options_wire_len(const TcpOptions& o);

@@ -1,6 +1,8 @@
 // TCP header and option parsing (RFC 9293 §3.1, RFC 7323 §2.2/§3.2,
 // RFC 2018 §2/§3). Every read is preceded by a length check against the
 // header; no option can make the parser look outside `seg`.
+#include <cstring>
+
 #include "wire/bytes.h"
 #include "wire/tcp_header.h"
 
@@ -71,7 +73,7 @@ void take_value(TcpOptions& o, const uint8_t* p, uint8_t len) {
 // Returns the first error, or nothing when every option is well formed.
 std::optional<TcpParseError> parse_options(std::span<const uint8_t> opt, TcpOptions& o) {
   o.raw_len = static_cast<uint8_t>(opt.size());
-  for (size_t i = 0; i < opt.size(); ++i) o.raw[i] = opt[i];
+  if (!opt.empty()) std::memcpy(o.raw.data(), opt.data(), opt.size());  // <= 40: hlen is at most 60
   size_t i = 0;
   while (i < opt.size()) {
     uint8_t kind = opt[i];
@@ -106,15 +108,14 @@ const char* to_string(TcpParseError e) {
   return "?";
 }
 
-Expected<TcpHeader, TcpParseError> parse_tcp(std::span<const uint8_t> seg) {
-  if (seg.size() < kTcpHeaderMin) return Unexpected{TcpParseError::kTruncated};
+std::optional<TcpParseError> parse_tcp_into(std::span<const uint8_t> seg, TcpHeader& h) {
+  if (seg.size() < kTcpHeaderMin) return TcpParseError::kTruncated;
   const uint8_t* p = seg.data();
-  TcpHeader h;
   h.data_offset = p[12] >> 4;
   // RFC 9293 §3.1: data offset counts 32-bit words, at least 5.
-  if (h.data_offset < 5) return Unexpected{TcpParseError::kBadDataOffset};
+  if (h.data_offset < 5) return TcpParseError::kBadDataOffset;
   size_t hlen = size_t{h.data_offset} * 4;
-  if (hlen > seg.size()) return Unexpected{TcpParseError::kTruncated};
+  if (hlen > seg.size()) return TcpParseError::kTruncated;
   h.src_port = load_be16(p);
   h.dst_port = load_be16(p + 2);
   h.seq = Seq32(load_be32(p + 4));
@@ -123,8 +124,12 @@ Expected<TcpHeader, TcpParseError> parse_tcp(std::span<const uint8_t> seg) {
   h.window = load_be16(p + 14);
   h.checksum = load_be16(p + 16);
   h.urgent = load_be16(p + 18);
-  if (auto err = parse_options(seg.subspan(kTcpHeaderMin, hlen - kTcpHeaderMin), h.options))
-    return Unexpected{*err};
+  return parse_options(seg.subspan(kTcpHeaderMin, hlen - kTcpHeaderMin), h.options);
+}
+
+Expected<TcpHeader, TcpParseError> parse_tcp(std::span<const uint8_t> seg) {
+  TcpHeader h;
+  if (auto err = parse_tcp_into(seg, h)) return Unexpected{*err};
   return h;
 }
 
