@@ -92,9 +92,7 @@ bool Connection::synchronized() const {
          state_ != State::kSynReceived;
 }
 
-void Connection::trace_event(Time now, TraceEvent ev, uint64_t a, uint64_t b) const {
-  TraceSink* sink = env_.trace();
-  if (!sink) return;
+void Connection::record_trace(TraceSink& sink, Time now, TraceEvent ev, uint64_t a, uint64_t b) const {
   TraceSample s{};
   s.now = now;
   s.event = ev;
@@ -116,7 +114,7 @@ void Connection::trace_event(Time now, TraceEvent ev, uint64_t a, uint64_t b) co
   if (cc_) cc::fill_trace(*cc_, ccs_, s);
   s.a = a;
   s.b = b;
-  sink->record(s);
+  sink.record(s);
 }
 
 void Connection::set_state(Time now, State s) {

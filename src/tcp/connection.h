@@ -214,7 +214,12 @@ class Connection {
   void chrono_after_xmit(Time now, bool rwnd_limited);
   void chrono_sndbuf_check(Time now);
   void queue_fin(Time now);
-  void trace_event(Time now, TraceEvent ev, uint64_t a = 0, uint64_t b = 0) const;
+  // Inline test first: with no sink (the usual case) an event costs a load
+  // and a branch, not a call that sets up a sample (several per segment).
+  void trace_event(Time now, TraceEvent ev, uint64_t a = 0, uint64_t b = 0) const {
+    if (TraceSink* sink = env_.trace()) record_trace(*sink, now, ev, a, b);
+  }
+  void record_trace(TraceSink& sink, Time now, TraceEvent ev, uint64_t a, uint64_t b) const;
   bool synchronized() const;
 
   // --- tcp_input_syn.cc

@@ -193,6 +193,13 @@ Errc Receiver::set_rcvlowat(uint32_t bytes) {
 
 // ---- the advertised window ----------------------------------------------------
 
+// Up to a whole number of window-scale units. The unit is a power of two, so
+// this is a mask, not a division (this runs for every segment sent).
+uint64_t Receiver::round_up_to_unit(uint32_t bytes) const {
+  const uint64_t unit_mask = (uint64_t{1} << rcv_wscale_) - 1;
+  return (uint64_t{bytes} + unit_mask) & ~unit_mask;
+}
+
 uint32_t Receiver::receive_window() const {
   return seq_len(rcv_nxt_, rcv_wup_ + rcv_wnd_);  // Linux tcp_receive_window, never < 0
 }
@@ -213,15 +220,14 @@ uint32_t Receiver::compute_window(uint32_t free, uint32_t allowed) const {
     if (mss == 0) return 0;
   }
   if (free < full / 2) {
-    free = free / gran * gran;  // don't let rounding up grow a nearly full window
+    free &= ~(gran - 1);  // down to the scale unit: rounding up must not grow a nearly full window
     if (free < (allowed >> 4) || free < mss) return 0;
   }
   free = std::min(free, rcv_ssthresh_);
   if (rcv_wscale_ != 0) {
     // RFC 7323 §2.4 / Appendix F: a window that is not a multiple of the
     // scale unit is rounded UP, so the shift does not take bytes away from it.
-    return static_cast<uint32_t>(std::min<uint64_t>((uint64_t{free} + gran - 1) / gran * gran,
-                                                    max_window()));
+    return static_cast<uint32_t>(std::min<uint64_t>(round_up_to_unit(free), max_window()));
   }
   uint32_t window = rcv_wnd_;
   if (window > free || uint64_t{window} + mss <= free) {
@@ -249,7 +255,6 @@ uint16_t Receiver::select_window(Counters& c) {
   flush_counters(c);
   const uint32_t old_win = rcv_wnd_;
   const uint32_t cur = receive_window();
-  const uint32_t gran = 1u << rcv_wscale_;
   const uint32_t allowed = full_space();
   const uint32_t free = free_space(allowed);
   damp_quickack(free, allowed);  // changes quick_ only, not the window's inputs
@@ -258,8 +263,7 @@ uint16_t Receiver::select_window(Counters& c) {
     if (nw == 0) c.inc(Counter::TcpExtTCPWantZeroWindowAdv);
     nw = cur;
   }
-  const uint64_t rounded = (uint64_t{nw} + gran - 1) / gran * gran;
-  nw = static_cast<uint32_t>(std::min<uint64_t>(rounded, max_window()));
+  nw = static_cast<uint32_t>(std::min<uint64_t>(round_up_to_unit(nw), max_window()));
   rcv_wnd_ = nw;
   rcv_wup_ = rcv_nxt_;
   const auto field = static_cast<uint16_t>(nw >> rcv_wscale_);

@@ -268,6 +268,7 @@ class Receiver {
   // once by the caller (select_window runs per segment sent).
   uint32_t compute_window() const { return compute_window(free_space(), full_space()); }
   uint32_t compute_window(uint32_t free, uint32_t allowed) const;
+  uint64_t round_up_to_unit(uint32_t bytes) const;  // to whole window-scale units
   void damp_quickack() { damp_quickack(free_space(), full_space()); }
   void damp_quickack(uint32_t free, uint32_t allowed);
   void apply_window_clamp(uint32_t clamp);  // Linux tcp_set_window_clamp

@@ -207,7 +207,18 @@ uint32_t Scoreboard::split(size_t index, Seq32 at) {
 }
 
 void Scoreboard::join_skb(SeqRange burst) {
-  auto first = find(burst.begin);
+  // A burst of new data was just sent: its packets are the newest, so the
+  // walk back from the tail finds its first packet in as many steps as the
+  // burst has packets (the binary search took ~90 instructions per burst).
+  // Otherwise (not called so today) search.
+  std::optional<size_t> first;
+  if (burst.end == high_data_) {
+    size_t i = size();
+    while (i > 0 && burst.begin < at(i - 1).seq.end) --i;
+    if (i < size() && at(i).seq.contains(burst.begin)) first = i;
+  } else {
+    first = find(burst.begin);
+  }
   if (!first) return;
   for (size_t i = *first; i < size() && slab_[ring_at(i)].e.seq.end < burst.end; ++i)
     slab_[ring_at(i)].e.skb_end = false;
