@@ -187,9 +187,12 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
                                     env_.cfg().tcp_slow_start_after_idle != 0, now);
   const Seq32 data_ack = seq_min(ack, sb_.high_data());
-  AckResult r;
   sb_.set_rack_min_rtt(rtt_.min_rtt());  // Linux tcp_rack_advance: min_rtt before this ACK
-  if (!sb_.empty() || nblocks) r = sb_.on_ack(seq_max(data_ack, snd_.una), std::span(blocks.data(), nblocks), now);
+  // Initialised from the call, not assigned after a default construction:
+  // one copy of the result less on every ACK.
+  const std::span<const SeqRange> sacks(blocks.data(), nblocks);
+  const AckResult r =
+      (!sb_.empty() || nblocks) ? sb_.on_ack(seq_max(data_ack, snd_.una), sacks, now) : AckResult{};
   if (ack > prior_una) {
     const uint32_t acked_data = seq_len(prior_una, seq_min(ack, write_seq_));
     sndq_.consume(acked_data);
