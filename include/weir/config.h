@@ -37,7 +37,8 @@ struct StackConfig {
   // RFC 7413 Fast Open: Linux's TFO_* bits (tcp/fastopen.h); 1 = client only.
   int tcp_fastopen = 1;
   // The server's cookie key(s), "xxxxxxxx-xxxxxxxx-xxxxxxxx-xxxxxxxx[,backup]";
-  // empty: derived from `secret` (Linux picks a random key on first use).
+  // empty: one drawn on first use from a generator seeded with `secret`
+  // (Linux picks a random key on first use).
   std::string tcp_fastopen_key;
   int tcp_max_syn_backlog = 128;
   uint32_t tcp_min_snd_mss = 48;

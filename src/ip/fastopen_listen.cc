@@ -57,9 +57,10 @@ tcp::PassiveFastOpen StackImpl::fastopen_syn(Socket& ls, const FourTuple& t, con
   } else if (auto k = fo::parse_keys(cfg_.tcp_fastopen_key)) {
     keys = *k;
   } else {
-    // No key configured: Linux draws a random one; here it derives from the
-    // stack's secret so that runs stay reproducible.
-    keys.primary = SipKey{cfg_.secret, ~cfg_.secret};
+    // No key configured: Linux tcp_fastopen_init_key_once draws a random
+    // one on first use and keeps it; here from the driver's seed.
+    if (!fastopen_random_key_) fastopen_random_key_ = fo::random_key(cfg_.secret);
+    keys.primary = *fastopen_random_key_;
   }
   const fo::ServerDecision d = fo::server_decide(in, keys, counters_);
   return tcp::PassiveFastOpen{d.child, d.reply};

@@ -4,12 +4,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "ip/pmtu_cache.h"
 #include "tcp/connection.h"
 #include "tcp/listener.h"
+#include "util/siphash.h"
 #include "util/timer_queue.h"
 #include "weir/stack.h"
 #include "wire/packet.h"
@@ -140,6 +142,9 @@ class StackImpl final : public tcp::TcpEnv {
   TimerQueue timers_;
   PmtuCache pmtu_cache_;  // route exceptions: learnt PMTU per destination
   tcp::fastopen::ClientCache fo_cache_;  // RFC 7413 §4.1.3: cookies and MSS per destination
+  // RFC 7413: the Fast Open key drawn on first use when none is configured
+  // (Linux tcp_fastopen_init_key_once).
+  std::optional<SipKey> fastopen_random_key_;
   SocketId next_id_ = 1;
   uint16_t ip_id_ = 0;
   uint32_t port_hint_ = 0;

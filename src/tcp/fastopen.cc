@@ -41,7 +41,23 @@ std::vector<uint8_t> addr_bytes(const IpAddr& a) {
   return {b.begin(), b.end()};
 }
 
+// splitmix64 (Steele, Lea, Flood 2014): one step of the stream.
+uint64_t splitmix64(uint64_t& state) {
+  state += 0x9e3779b97f4a7c15ull;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
+
+SipKey random_key(uint64_t seed) {
+  // A stream of its own: the seed also keys ISNs and SYN cookies.
+  uint64_t state = seed ^ 0x54434b4559u;  // "TCKEY"
+  const uint64_t k0 = splitmix64(state);
+  return SipKey{k0, splitmix64(state)};
+}
 
 SipKey key_from_bytes(const uint8_t* b) { return SipKey{load_le64(b), load_le64(b + 8)}; }
 

@@ -54,6 +54,12 @@ std::optional<Keys> parse_keys(std::string_view text);
 // The key as Linux derives it from sixteen raw bytes (TCP_FASTOPEN_KEY).
 SipKey key_from_bytes(const uint8_t* b);
 
+// Linux tcp_fastopen_init_key_once: with no key configured, one is drawn
+// at random (get_random_bytes) on first use and kept. weir draws it from a
+// splitmix64 generator seeded with the driver's seed (StackConfig::secret),
+// so that a run replays exactly, without keying cookies with the seed as is.
+SipKey random_key(uint64_t seed);
+
 // Linux __tcp_fastopen_cookie_gen_cipher: SipHash over the SYN's source
 // then destination address (4 bytes each for IPv4, 16 for IPv6), the hash
 // written little-endian.

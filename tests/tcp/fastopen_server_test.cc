@@ -1,5 +1,6 @@
 // TCP Fast Open, server side (RFC 7413 §4.2.2, §5.1), as Linux's
-// tcp_fastopen.c does it: the listener's Fast Open queue limit.
+// tcp_fastopen.c does it: the listener's Fast Open queue limit, the key
+// drawn when none is configured.
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
@@ -8,6 +9,7 @@
 
 #include <array>
 
+#include "tcp/fastopen.h"
 #include "tcp/harness_helper.h"
 
 namespace weir::test {
@@ -106,6 +108,48 @@ TEST(FastOpenQueue, DeadChildFreesItsSlot) {
   Tx sa2 = syn_data_from(t, 1002, Seq32(200));
   EXPECT_EQ(sa2.h.ack, Seq32(211));
   EXPECT_EQ(overflows(t), 0u);
+}
+
+// A SYN asking for a cookie (an empty Fast Open option); returns the
+// cookie our SYN-ACK carries, empty if none.
+tcp::fastopen::Cookie cookie_for(StackConfig cfg) {
+  cfg.tcp_fastopen = 0x2;  // TFO_SERVER_ENABLE, cookies required
+  Harness t(cfg);
+  fastopen_listener(t, 4, 8);
+  wire::TcpHeader h;
+  h.src_port = 1001;
+  h.dst_port = 8080;
+  h.seq = Seq32(100);
+  h.flags = SYN;
+  h.window = 65535;
+  t.build_syn_options(h.options, PeerOpts{});
+  h.options.fastopen = wire::TcpFastOpen{};
+  t.inject_raw(h);
+  const Tx sa = t.expect_tx();
+  tcp::fastopen::Cookie c;
+  if (!sa.h.options.fastopen) return c;
+  c.len = static_cast<uint8_t>(sa.h.options.fastopen->len);
+  for (size_t i = 0; i < c.len; ++i) c.val[i] = sa.h.options.fastopen->cookie[i];
+  return c;
+}
+
+// Linux tcp_fastopen_init_key_once: no tcp_fastopen_key, no TCP_FASTOPEN_KEY:
+// a random key on first use. weir draws it from a generator seeded with the
+// driver's seed, so the same seed gives the same cookies and another seed
+// others; the cookie is not keyed with the seed itself (weir used
+// SipKey{secret, ~secret}).
+TEST(FastOpenKey, WithoutAKeyOneIsDrawnFromTheSeed) {
+  namespace fo = tcp::fastopen;
+  StackConfig cfg;
+  cfg.secret = 42;
+  const Harness addrs;
+  const fo::Cookie got = cookie_for(cfg);
+  ASSERT_EQ(got.len, fo::kCookieSize);
+  EXPECT_EQ(got, fo::make_cookie(fo::random_key(42), addrs.remote, addrs.local));
+  EXPECT_FALSE(got == fo::make_cookie(SipKey{42, ~uint64_t{42}}, addrs.remote, addrs.local));
+  EXPECT_EQ(cookie_for(cfg), got);
+  cfg.secret = 43;
+  EXPECT_FALSE(cookie_for(cfg) == got);
 }
 
 }  // namespace
