@@ -36,15 +36,8 @@ SocketId fastopen_listener(Harness& t, int qlen, int backlog) {
 
 // A SYN with ten bytes of data from `port`; returns our SYN-ACK.
 Tx syn_data_from(Harness& t, uint16_t port, Seq32 isn) {
-  wire::TcpHeader h;
-  h.src_port = port;
-  h.dst_port = 8080;
-  h.seq = isn;
-  h.flags = SYN;
-  h.window = 65535;
-  t.build_syn_options(h.options, PeerOpts{});
   const std::array<uint8_t, 10> data{};
-  t.inject_raw(h, data);
+  t.inject_raw(t.peer_syn(port, isn), data);
   return t.expect_tx();
 }
 
@@ -116,13 +109,7 @@ tcp::fastopen::Cookie cookie_for(StackConfig cfg) {
   cfg.tcp_fastopen = 0x2;  // TFO_SERVER_ENABLE, cookies required
   Harness t(cfg);
   fastopen_listener(t, 4, 8);
-  wire::TcpHeader h;
-  h.src_port = 1001;
-  h.dst_port = 8080;
-  h.seq = Seq32(100);
-  h.flags = SYN;
-  h.window = 65535;
-  t.build_syn_options(h.options, PeerOpts{});
+  wire::TcpHeader h = t.peer_syn(1001, Seq32(100));
   h.options.fastopen = wire::TcpFastOpen{};
   t.inject_raw(h);
   const Tx sa = t.expect_tx();

@@ -86,6 +86,17 @@ void Harness::build_syn_options(wire::TcpOptions& opts, const PeerOpts& o) {
   if (o.ts) opts.ts = wire::TcpTimestamps{peer_tsval + static_cast<uint32_t>(now_.ms()), last_tsval};
 }
 
+wire::TcpHeader Harness::peer_syn(uint16_t port, Seq32 isn, const PeerOpts& o) {
+  wire::TcpHeader h;
+  h.src_port = port;
+  h.dst_port = 8080;
+  h.seq = isn;
+  h.flags = SYN;
+  h.window = 65535;
+  build_syn_options(h.options, o);
+  return h;
+}
+
 SocketId Harness::passive_open(const PeerOpts& o, uint16_t syn_win) {
   if (listener == kNoSocket) {
     listener = *stack_->socket();

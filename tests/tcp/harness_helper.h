@@ -85,6 +85,9 @@ class Harness {
   // connect() to the peer, SYN, the peer's SYN-ACK, our ACK.
   SocketId active_open(const PeerOpts& o = {}, uint16_t synack_win = 65535);
   void build_syn_options(wire::TcpOptions& opts, const PeerOpts& o);
+  // A peer's SYN from `port` to the listener's port 8080, ISN `isn`,
+  // window 65535 and `o`'s options, ready for inject_raw().
+  wire::TcpHeader peer_syn(uint16_t port, Seq32 isn, const PeerOpts& o = {});
 
   // The peer's settings while scripting.
   bool peer_ts = true;

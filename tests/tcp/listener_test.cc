@@ -15,14 +15,7 @@ namespace {
 using namespace wire::tcp_flag;
 
 void syn_from(Harness& t, uint16_t port, Seq32 isn, const PeerOpts& o = {}) {
-  wire::TcpHeader h;
-  h.src_port = port;
-  h.dst_port = 8080;
-  h.seq = isn;
-  h.flags = SYN;
-  h.window = 65535;
-  t.build_syn_options(h.options, o);
-  t.inject_raw(h);
+  t.inject_raw(t.peer_syn(port, isn, o));
 }
 
 SocketId listen_on(Harness& t, int backlog) {
