@@ -5,9 +5,9 @@
 namespace weir::tcp::recovery {
 
 std::optional<Duration> loss_probe_timeout(const PtoInput& in) {
-  // Linux: a Fast Open SYN-ACK in flight, early_retrans other than 3/4, no
-  // data out, no SACK, or a state other than Open/CWR: no probe.
-  if (in.fastopen_pending) return std::nullopt;
+  // Linux: early_retrans other than 3/4, no data out, no SACK, or a state
+  // other than Open/CWR: no probe. (A Fast Open child's SYN-ACK in flight
+  // keeps its own timer; the connection never asks for a PTO then.)
   if (in.tcp_early_retrans != 3 && in.tcp_early_retrans != 4) return std::nullopt;
   if (in.packets_out == 0 || !in.sack) return std::nullopt;
   if (in.ca_state != CaState::Open && in.ca_state != CaState::CWR) return std::nullopt;

@@ -23,7 +23,6 @@ struct PtoInput {
   // Time until the RTO would fire for the head packet (Linux
   // tcp_rto_delta_us()), or the whole RTO when the RTO is being re-armed.
   Duration rto_remaining = Duration::s(1);
-  bool fastopen_pending = false;
 };
 
 // Linux tcp_schedule_loss_probe(): PTO = 2·SRTT, plus TCP_RTO_MIN when one
