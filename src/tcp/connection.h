@@ -283,6 +283,9 @@ class Connection {
   uint32_t tso_segs() const;
   uint32_t size_goal() const;
   void prune_chunks();
+  // The handshake's acknowledgment of our SYN moves SND.UNA past it and any
+  // SYN data it covers (tcp_input_syn.cc).
+  void ack_syn(Seq32 ack);
   bool forced_push(Seq32 seq) const;
   size_t chunk_index(Seq32 seq) const;  // the chunk holding byte `seq`, or chunks_.size()
   bool psh_end(Seq32 end) const;        // a PSH-marked chunk ends at `end`

@@ -179,17 +179,8 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
       rtt_.sample(now - retrans_stamp_, seg.h.ack, snd_.nxt, now);
     }
     // A simultaneous open's SYN data, acknowledged by the peer's SYN-ACK,
-    // leaves the write queue and counts in bytes_acked, as in SYN-SENT (Linux
-    // tcp_ack -> tcp_snd_una_update, tcp_clean_rtx_queue); RFC 5961 §5.2's
-    // old-ACK bound uses it. A passive open has no SYN data: this is 0.
-    const uint32_t data_acked = seq_len(snd_.iss + 1, seq_max(seg.h.ack, snd_.iss + 1));
-    if (data_acked > 0) {
-      sndq_.consume(data_acked);
-      bytes_acked_ += data_acked;
-    }
-    snd_.una = seg.h.ack;
-    sb_.reset(snd_.una);
-    if (data_acked > 0) prune_chunks();
+    // is acknowledged as in SYN-SENT. A passive open has no SYN data.
+    ack_syn(seg.h.ack);
     write_seq_ = seq_max(write_seq_, snd_.una);
     snd_sml_ = snd_.una;
     snd_.wnd = uint32_t{seg.h.window} << snd_.wscale;

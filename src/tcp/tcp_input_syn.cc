@@ -47,6 +47,22 @@ void Connection::send_reset_for(Time now, const InSegment& seg) {
   env_.counters().inc(Counter::TcpOutRsts);
 }
 
+// Our SYN acknowledged (SYN-SENT's SYN-ACK, or SYN-RECEIVED's ACK in a
+// simultaneous open): SND.UNA moves past it, and SYN data the ACK covers
+// leaves the write queue and counts in bytes_acked (Linux tcp_ack ->
+// tcp_snd_una_update, tcp_clean_rtx_queue on the SYN-data skb); RFC 5961
+// §5.2's old-ACK bound uses bytes_acked. A plain SYN acknowledges no data.
+void Connection::ack_syn(Seq32 ack) {
+  const uint32_t data_acked = seq_len(snd_.iss + 1, seq_max(ack, snd_.iss + 1));
+  if (data_acked > 0) {
+    sndq_.consume(data_acked);
+    bytes_acked_ += data_acked;
+  }
+  snd_.una = ack;
+  sb_.reset(snd_.una);
+  prune_chunks();
+}
+
 // RFC 9293 §3.10.7.3 (SYN-SENT).
 void Connection::input_syn_sent(Time now, const InSegment& seg) {
   const wire::TcpHeader& h = seg.h;
@@ -91,16 +107,7 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
   }
   finish_syn_negotiation(now, h.seq);
   if (h.has(ACK)) {
-    // SYN data the SYN-ACK acknowledges leaves the write queue (Linux
-    // tcp_ack -> tcp_clean_rtx_queue on the SYN-data skb).
-    const uint32_t data_acked = seq_len(snd_.iss + 1, seq_max(h.ack, snd_.iss + 1));
-    if (data_acked > 0) {
-      sndq_.consume(data_acked);
-      bytes_acked_ += data_acked;  // tcp_snd_una_update (RFC 5961 §5.2's window uses it)
-    }
-    snd_.una = h.ack;
-    sb_.reset(snd_.una);
-    prune_chunks();
+    ack_syn(h.ack);
     // tcp_clean_rtx_queue delivers the SYN's skb; a wholly acknowledged
     // SYN-data skb is counted and taken back (tcp_rcv_fastopen_synack:
     // "SYN-data is counted as two separate packets in tcp_ack()").
