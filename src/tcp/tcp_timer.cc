@@ -229,17 +229,29 @@ void Connection::on_retransmit_timer(Time now) {
   }
 }
 
-// SYN / SYN-ACK retransmission: tcp_syn_retries (6) or tcp_synack_retries (5).
+// SYN / SYN-ACK retransmission. Every expiry counts in TcpExtTCPTimeouts,
+// the last one too: Linux tcp_retransmit_timer counts before
+// tcp_write_timeout, and a request's timer calls tcp_syn_ack_timeout.
+// The limit is TCP_SYNCNT (icsk_syn_retries) when set, inherited by a
+// listener's child as reqsk_timer_handler takes the listener's, else
+// tcp_syn_retries (6) for SYN-SENT, tcp_synack_retries (5) for a child.
 void Connection::on_syn_rto(Time now) {
+  Counters& c = env_.counters();
+  c.inc(Counter::TcpExtTCPTimeouts);
   if (fastopen_pending()) {
     on_fastopen_synack_rto(now);
     return;
   }
   const StackConfig& cfg = env_.cfg();
-  int limit = listener_ ? cfg.tcp_synack_retries : (opts_.syncnt ? opts_.syncnt : cfg.tcp_syn_retries);
+  const int limit = opts_.syncnt ? opts_.syncnt : (listener_ ? cfg.tcp_synack_retries : cfg.tcp_syn_retries);
   if (retransmits_ >= limit) {
-    Counters& c = env_.counters();
-    if (!listener_) c.inc(Counter::TcpAttemptFails);
+    // A child dies as Linux drops a request (inet_csk_reqsk_queue_drop):
+    // no counter. SYN-SENT gives up through tcp_write_err: tcp_done
+    // (TcpAttemptFails) and TcpExtTCPAbortOnTimeout.
+    if (!listener_) {
+      c.inc(Counter::TcpAttemptFails);
+      c.inc(Counter::TcpExtTCPAbortOnTimeout);
+    }
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;
   }
@@ -281,12 +293,14 @@ void Connection::on_rto(Time now) {
   Counters& c = env_.counters();
   const int limit = orphan_ ? (env_.cfg().tcp_orphan_retries ? env_.cfg().tcp_orphan_retries : 8)
                             : env_.cfg().tcp_retries2;
+  // Linux tcp_retransmit_timer counts the expiry before tcp_write_timeout
+  // decides to give up, so the last one counts too.
+  c.inc(Counter::TcpExtTCPTimeouts);
   if (retries_exhausted(now, limit, Duration::ms(opts_.user_timeout_ms))) {
     c.inc(Counter::TcpExtTCPAbortOnTimeout);
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;
   }
-  c.inc(Counter::TcpExtTCPTimeouts);
   ++total_rto_;
   trace_event(now, TraceEvent::kRto, backoff_);
   enter_loss(now);

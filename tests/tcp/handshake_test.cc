@@ -70,6 +70,12 @@ TEST(Handshake, SynRetransmitsWithBackoffThenTimesOut) {
   ASSERT_FALSE(rr.has_value());
   EXPECT_EQ(rr.error(), Errc::kTimedOut);
   (void)r;
+  // Linux tcp_retransmit_timer counts every expiry, the last one too, and
+  // gives up through tcp_write_err (tcp_done in SYN-SENT).
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeouts), 7u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPSynRetrans), 6u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpAttemptFails), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPAbortOnTimeout), 1u);
 }
 
 TEST(Handshake, RstToSynIsConnectionRefused) {

@@ -124,6 +124,30 @@ TEST(Listener, ListenerCloseResetsUnacceptedChildren) {
   EXPECT_EQ(rst.h.dst_port, 3000);
 }
 
+// Linux reqsk_timer_handler: a request's SYN-ACK retries are the
+// listener's TCP_SYNCNT (icsk_syn_retries) when set, else
+// tcp_synack_retries; every expiry counts in TcpExtTCPTimeouts
+// (tcp_syn_ack_timeout) and the dropped request counts nothing else.
+TEST(Listener, ChildSynAckRetriesFollowListenersSyncnt) {
+  Harness t;
+  SocketId l = listen_on(t, 8);
+  const int two = 2;
+  ASSERT_EQ(t.stack().setsockopt(t.now(), l, IPPROTO_TCP, TCP_SYNCNT, int_opt(two)), Errc::kOk);
+  syn_from(t, 3001, Seq32(10));
+  ASSERT_TRUE(t.expect_tx().has(SYN));
+  for (int i = 0; i < 2; ++i) {
+    t.run_next_timer();
+    EXPECT_TRUE(t.expect_tx().has(SYN)) << "retry " << i;
+  }
+  t.run_next_timer();  // the third expiry gives up: nothing sent
+  EXPECT_EQ(t.pending(), 0u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPSynRetrans), 2u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeouts), 3u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpAttemptFails), 0u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPAbortOnTimeout), 0u);
+  EXPECT_TRUE(t.stack().next_deadline().is_never());
+}
+
 std::vector<uint8_t> icmp_frag_needed(const Tx& ours, uint16_t mtu) {
   // ICMP type 3 code 4 quoting our IP header and first 8 bytes of TCP.
   std::vector<uint8_t> q = wire::build_tcp_packet(ours.ip, ours.h, ours.payload);
