@@ -22,9 +22,11 @@ void StackImpl::fastopen_listen(Socket& s, int backlog) {
 // Linux tcp_fastopen_queue_check: children still in SYN-RECEIVED count
 // against max_qlen (RFC 7413 §5.1: bounds what unverified SYN data may
 // hold), in the accept queue or already accepted; reqsk_fastopen_remove
-// frees the slot when the handshake completes or the child dies. Linux
-// also keeps a reset child counted for 60 s; weir does not.
-bool StackImpl::fastopen_queue_ok(Socket& ls) {
+// frees the slot when the handshake completes or the child dies, except
+// that a child reset in SYN-RECEIVED stays counted for 60 s (a defence
+// against spoofed Fast Open SYNs). At a full queue the oldest such hold,
+// once expired, gives its slot to this SYN; only then, lazily, as Linux.
+bool StackImpl::fastopen_queue_ok(Time now, Socket& ls) {
   const int max_qlen = ls.conn->opts().fastopen_qlen;
   if (max_qlen <= 0) return false;
   const size_t qlen = ls.listener->fastopen_qlen([this](uint32_t id) {
@@ -32,11 +34,22 @@ bool StackImpl::fastopen_queue_ok(Socket& ls) {
     return c && c->conn && c->conn->fastopen_pending();
   });
   if (qlen < static_cast<size_t>(max_qlen)) return true;
+  if (ls.listener->reclaim_fastopen_reset(now)) return true;
   counters_.inc(Counter::TcpExtTCPFastOpenListenOverflow);
   return false;
 }
 
-tcp::PassiveFastOpen StackImpl::fastopen_syn(Socket& ls, const FourTuple& t, const tcp::InSegment& syn) {
+// Linux reqsk_fastopen_remove(reset = true): only while the parent still
+// listens; the child's slot moves to the 60 s hold list.
+void StackImpl::fastopen_child_reset(uint32_t id, Time now) {
+  const Socket* c = find(id);
+  Socket* ls = c ? find(c->listener_parent) : nullptr;
+  if (!ls || !ls->listener) return;
+  ls->listener->hold_fastopen_reset(id, now + tcp::Listener::kFastOpenResetHold,
+                                    static_cast<size_t>(std::max(ls->conn->opts().fastopen_qlen, 1)));
+}
+
+tcp::PassiveFastOpen StackImpl::fastopen_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn) {
   const tcp::SockOpts& o = ls.conn->opts();
   fo::ServerSyn in;
   in.sysctl = cfg_.tcp_fastopen;
@@ -48,7 +61,7 @@ tcp::PassiveFastOpen StackImpl::fastopen_syn(Socket& ls, const FourTuple& t, con
   // Only check the queue when the SYN asks for Fast Open at all (Linux
   // evaluates the queue last in tcp_try_fastopen's condition).
   const bool wants = (in.sysctl & fo::kServerEnable) && (in.syn_data || (in.option && in.option->len >= 0));
-  in.queue_ok = wants && fastopen_queue_ok(ls);
+  in.queue_ok = wants && fastopen_queue_ok(now, ls);
   fo::Keys keys;
   if (o.fastopen_key.size() >= 16) {
     const auto* b = reinterpret_cast<const uint8_t*>(o.fastopen_key.data());

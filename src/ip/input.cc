@@ -177,7 +177,7 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
     counters_.inc(Counter::TcpExtListenDrops);
     return;
   }
-  const tcp::PassiveFastOpen fo = fastopen_syn(ls, t, seg);
+  const tcp::PassiveFastOpen fo = fastopen_syn(now, ls, t, seg);
   Socket& c = new_child(ls, t);
   c.conn->open_passive(now, t, seg, ls.id, fo);
   if (fo.child) {

@@ -50,6 +50,7 @@ class StackImpl final : public tcp::TcpEnv {
   void fastopen_cache_set(const FourTuple& t, const tcp::fastopen::CacheUpdate& u, Time now) override {
     fo_cache_.set(t.local.addr, t.remote.addr, u, now);
   }
+  void fastopen_child_reset(uint32_t id, Time now) override;
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram);
@@ -115,11 +116,11 @@ class StackImpl final : public tcp::TcpEnv {
   void listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   bool listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   // RFC 7413 (fastopen_listen.cc): the listener's Fast Open answer to a SYN.
-  tcp::PassiveFastOpen fastopen_syn(Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
+  tcp::PassiveFastOpen fastopen_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void fastopen_listen(Socket& s, int backlog);
   tcp::ActiveFastOpen fastopen_client(const Socket& s, const FourTuple& t) const;
   Expected<FourTuple, Errc> connect_tuple(Socket& s, const Endpoint& remote);
-  bool fastopen_queue_ok(Socket& ls);
+  bool fastopen_queue_ok(Time now, Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg);
   Socket* find_listener(const Endpoint& local);

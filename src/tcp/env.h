@@ -47,6 +47,10 @@ class TcpEnv {
   virtual void fastopen_cache_set(const FourTuple& t, const fastopen::CacheUpdate& u, Time now) {
     (void)t, (void)u, (void)now;
   }
+  // A Fast Open child `id` still in SYN-RECEIVED was reset by a valid RST:
+  // its listener keeps the slot counted for a while (Linux
+  // reqsk_fastopen_remove with reset = true).
+  virtual void fastopen_child_reset(uint32_t id, Time now) { (void)id, (void)now; }
 };
 
 // An arriving segment after IP and TCP parsing.

@@ -49,11 +49,27 @@ class Listener {
   // handshake completes or the child dies), whether accepted or not.
   void add_fastopen(uint32_t id) { fastopen_.push_back(id); }
   // Drops the children `pending` says have left SYN-RECEIVED (or are gone)
-  // and returns how many remain.
+  // and returns how many slots remain taken, held resets included.
   template <class Pending>
   size_t fastopen_qlen(Pending pending) {
     std::erase_if(fastopen_, [&](uint32_t id) { return !pending(id); });
-    return fastopen_.size();
+    return fastopen_.size() + fastopen_reset_.size();
+  }
+  // Linux reqsk_fastopen_remove(reset = true): a child reset in
+  // SYN-RECEIVED keeps its slot until `until` (rskq_rst_head). Bounded by
+  // `cap` (the TCP_FASTOPEN qlen): a slot only moves here from fastopen_.
+  static constexpr Duration kFastOpenResetHold = Duration::s(60);
+  void hold_fastopen_reset(uint32_t id, Time until, size_t cap) {
+    std::erase(fastopen_, id);
+    if (fastopen_reset_.size() >= cap) fastopen_reset_.pop_front();
+    fastopen_reset_.push_back(until);
+  }
+  // Linux tcp_fastopen_queue_check at a full queue: frees the oldest held
+  // slot if its time is up (not time_after(expires, jiffies)).
+  bool reclaim_fastopen_reset(Time now) {
+    if (fastopen_reset_.empty() || fastopen_reset_.front() > now) return false;
+    fastopen_reset_.pop_front();
+    return true;
   }
 
   // Linux tcp_synq_overflow / tcp_synq_no_recent_overflow: cookies are
@@ -69,6 +85,7 @@ class Listener {
   std::vector<uint32_t> syn_queue_;
   std::deque<uint32_t> accept_queue_;
   std::vector<uint32_t> fastopen_;  // ids, at most the listener's TCP_FASTOPEN qlen
+  std::deque<Time> fastopen_reset_;  // hold ends, oldest first, same bound
   Time last_cookie_;
   bool cookies_sent_ = false;
 };

@@ -123,6 +123,7 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
     done(now, Errc::kOk);
     return false;
   }
+  if (fastopen_pending()) env_.fastopen_child_reset(id_, now);
   if (state_ == State::kEstablished || state_ == State::kCloseWait)
     c.inc(Counter::TcpEstabResets);
   // Linux tcp_reset: which error the user sees.

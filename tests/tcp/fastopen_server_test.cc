@@ -84,20 +84,54 @@ TEST(FastOpenQueue, AcceptedChildInSynReceivedStillCounts) {
   EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPFastOpenPassive), 2u);
 }
 
-// A child that dies in SYN-RECEIVED (here reset by the peer) leaves the
-// queue at once (tcp_done -> reqsk_fastopen_remove); Linux's 60 s hold of
-// reset requests (fastopenq.rskq_rst_head) is not modelled.
-TEST(FastOpenQueue, DeadChildFreesItsSlot) {
+wire::TcpHeader rst_from(uint16_t port, Seq32 seq) {
+  wire::TcpHeader rst;
+  rst.src_port = port;
+  rst.dst_port = 8080;
+  rst.seq = seq;
+  rst.flags = RST;
+  return rst;
+}
+
+// Linux reqsk_fastopen_remove(reset = true): a child the peer resets in
+// SYN-RECEIVED keeps its slot for 60 s (fastopenq.rskq_rst_head), so a
+// spoofed SYN-data-then-RST stream cannot churn the queue; at a full queue
+// the expired hold gives its slot to the next SYN (tcp_fastopen_queue_check).
+TEST(FastOpenQueue, ResetChildHoldsItsSlotFor60s) {
   Harness t(fastopen_no_cookie());
   fastopen_listener(t, 1, 8);
   Tx sa1 = syn_data_from(t, 1001, Seq32(100));
   ASSERT_EQ(sa1.h.ack, Seq32(111));
-  wire::TcpHeader rst;
-  rst.src_port = 1001;
-  rst.dst_port = 8080;
-  rst.seq = Seq32(111);
-  rst.flags = RST;
-  t.inject_raw(rst);
+  t.inject_raw(rst_from(1001, Seq32(111)));
+  t.clear_tx();
+  Tx sa2 = syn_data_from(t, 1002, Seq32(200));
+  EXPECT_EQ(sa2.h.ack, Seq32(201));  // still full: the data is not taken
+  EXPECT_EQ(overflows(t), 1u);
+  t.advance(Duration::s(59));
+  t.clear_tx();  // the plain child's SYN-ACK retries
+  Tx sa3 = syn_data_from(t, 1003, Seq32(300));
+  EXPECT_EQ(sa3.h.ack, Seq32(301));
+  EXPECT_EQ(overflows(t), 2u);
+  t.advance(Duration::s(1));  // 60 s after the reset
+  t.clear_tx();
+  Tx sa4 = syn_data_from(t, 1004, Seq32(400));
+  EXPECT_EQ(sa4.h.ack, Seq32(411));  // the held slot went to this SYN
+  EXPECT_EQ(overflows(t), 2u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPFastOpenPassive), 2u);
+}
+
+// A child that dies any other way (here its SYN-ACK timer gives up) frees
+// its slot at once (tcp_done -> reqsk_fastopen_remove(reset = false)).
+TEST(FastOpenQueue, ChildTimedOutFreesItsSlot) {
+  Harness t(fastopen_no_cookie());
+  SocketId l = fastopen_listener(t, 1, 8);
+  const int one = 1;
+  ASSERT_EQ(t.stack().setsockopt(t.now(), l, IPPROTO_TCP, TCP_SYNCNT, int_opt(one)), Errc::kOk);
+  Tx sa1 = syn_data_from(t, 1001, Seq32(100));
+  ASSERT_EQ(sa1.h.ack, Seq32(111));
+  t.run_next_timer();  // one SYN-ACK retry
+  t.run_next_timer();  // gives up
+  t.clear_tx();
   Tx sa2 = syn_data_from(t, 1002, Seq32(200));
   EXPECT_EQ(sa2.h.ack, Seq32(211));
   EXPECT_EQ(overflows(t), 0u);
