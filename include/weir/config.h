@@ -36,6 +36,10 @@ struct StackConfig {
   int tcp_syncookies = 1;
   // RFC 7413 Fast Open: Linux's TFO_* bits (tcp/fastopen.h); 1 = client only.
   int tcp_fastopen = 1;
+  // Linux tcp_fastopen_blackhole_timeout_sec: the first pause of active
+  // Fast Open after a suspected middlebox black hole; 0 (Linux's default
+  // since 5.14) never pauses.
+  int tcp_fastopen_blackhole_timeout_sec = 0;
   // The server's cookie key(s), "xxxxxxxx-xxxxxxxx-xxxxxxxx-xxxxxxxx[,backup]";
   // empty: one drawn on first use from a generator seeded with `secret`
   // (Linux picks a random key on first use).

@@ -10,11 +10,17 @@ namespace weir {
 
 namespace fo = tcp::fastopen;
 
-// Linux tcp_fastopen_cookie_check with tcp_fastopen_cache_get.
-tcp::ActiveFastOpen StackImpl::fastopen_client(const Socket& s, const FourTuple& t) const {
+// Linux tcp_fastopen_cookie_check with tcp_fastopen_cache_get. During a
+// black-hole pause (tcp_fastopen_active_should_disable) the cookie is set
+// to -1: a plain SYN, no option and no data.
+tcp::ActiveFastOpen StackImpl::fastopen_client(Time now, const Socket& s, const FourTuple& t) const {
+  const fo::Blackhole::Verdict v = fo_blackhole_.check(cfg_.tcp_fastopen_blackhole_timeout_sec, now);
+  if (v == fo::Blackhole::Verdict::kPause) return tcp::ActiveFastOpen{};
   const fo::ClientEntry* cached = fo_cache_.get(t.local.addr, t.remote.addr);
   const fo::ClientDecision d = fo::client_decide(cfg_.tcp_fastopen, s.conn->opts().fastopen_no_cookie, cached);
-  return tcp::ActiveFastOpen{d.option, d.send_data, d.mss_clamp};
+  tcp::ActiveFastOpen out{d.option, d.send_data, d.mss_clamp};
+  out.blackhole_probe = v == fo::Blackhole::Verdict::kProbe;
+  return out;
 }
 
 bool StackImpl::fastopen_deferred(SocketId id) const {
@@ -32,7 +38,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
   if (!(cfg_.tcp_fastopen & fo::kClientEnable)) return FastOpenSend{Errc::kOpNotSupp};
   sync_path_mtu(*s);
   if (s->conn->fastopen_deferred()) {
-    tcp::ActiveFastOpen fo = fastopen_client(*s, s->conn->tuple());
+    tcp::ActiveFastOpen fo = fastopen_client(now, *s, s->conn->tuple());
     fo.writer_waits = will_wait;
     out.queued = s->conn->send_deferred_syn(now, fo, d);
     out.connecting = true;
@@ -54,7 +60,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
   if (s->in_demux) return FastOpenSend{Errc::kIsConn};
   auto t = connect_tuple(*s, *to);
   if (!t) return FastOpenSend{t.error()};
-  tcp::ActiveFastOpen fo = fastopen_client(*s, *t);
+  tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);
   fo.writer_waits = will_wait;
   out.queued = s->conn->open_active_fastopen(now, *t, fo, d);
   out.connecting = true;

@@ -104,6 +104,13 @@ void StackImpl::notify(SocketId id) {
 void StackImpl::reap(SocketId id) {
   Socket* s = find(id);
   if (!s) return;
+  // Linux tcp_v4_destroy_sock -> tcp_fastopen_active_disable_ofo_check.
+  if (s->conn) {
+    using Check = tcp::Connection::FastOpenCloseCheck;
+    const Check k = s->conn->fastopen_close_check();
+    if (k == Check::kDisable) fastopen_active_disable(last_now_);
+    if (k == Check::kForget) fastopen_active_forget();
+  }
   if (s->in_demux && s->conn) demux_.erase(s->conn->tuple());
   timers_.cancel(s->timer);
   sockets_.erase(id);
@@ -290,7 +297,7 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
     // Linux tcp_fastopen_defer_connect: with a cookie to use (or no cookie
     // needed) connect() returns 0 and the SYN waits for the first write;
     // otherwise the SYN goes now, asking for a cookie.
-    const tcp::ActiveFastOpen fo = fastopen_client(*s, *t);
+    const tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);
     if (fo.send_data) {
       s->conn->defer_active_open(now, *t);
       after_call(*s);

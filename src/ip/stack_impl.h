@@ -51,6 +51,11 @@ class StackImpl final : public tcp::TcpEnv {
     fo_cache_.set(t.local.addr, t.remote.addr, u, now);
   }
   void fastopen_child_reset(uint32_t id, Time now) override;
+  void fastopen_active_disable(Time now) override {
+    if (fo_blackhole_.disable(cfg_.tcp_fastopen_blackhole_timeout_sec, now))
+      counters_.inc(Counter::TcpExtTCPFastOpenBlackhole);
+  }
+  void fastopen_active_forget() override { fo_blackhole_.forget(); }
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram);
@@ -118,7 +123,7 @@ class StackImpl final : public tcp::TcpEnv {
   // RFC 7413 (fastopen_listen.cc): the listener's Fast Open answer to a SYN.
   tcp::PassiveFastOpen fastopen_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void fastopen_listen(Socket& s, int backlog);
-  tcp::ActiveFastOpen fastopen_client(const Socket& s, const FourTuple& t) const;
+  tcp::ActiveFastOpen fastopen_client(Time now, const Socket& s, const FourTuple& t) const;
   Expected<FourTuple, Errc> connect_tuple(Socket& s, const Endpoint& remote);
   bool fastopen_queue_ok(Time now, Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
@@ -143,6 +148,7 @@ class StackImpl final : public tcp::TcpEnv {
   TimerQueue timers_;
   PmtuCache pmtu_cache_;  // route exceptions: learnt PMTU per destination
   tcp::fastopen::ClientCache fo_cache_;  // RFC 7413 §4.1.3: cookies and MSS per destination
+  tcp::fastopen::Blackhole fo_blackhole_;  // the stack-wide active Fast Open pause
   // RFC 7413: the Fast Open key drawn on first use when none is configured
   // (Linux tcp_fastopen_init_key_once).
   std::optional<SipKey> fastopen_random_key_;

@@ -45,8 +45,7 @@ constexpr std::pair<const char*, const char*> kDefaults[] = {
 // Settings that only shape TSO/GSO bursts or features weir does not have;
 // accepting them as no-ops is what a kernel without TSO would do.
 bool no_op_sysctl(std::string_view key) {
-  return key == "tcp_fack" || key == "tcp_autocorking" ||
-         key == "tcp_fastopen_blackhole_timeout_sec";
+  return key == "tcp_fack" || key == "tcp_autocorking";
 }
 
 std::string trim(std::string s) {

@@ -85,6 +85,7 @@ struct ActiveFastOpen {
   bool send_data = false;                   // the write's head rides on the SYN
   uint16_t mss_clamp = 0;                   // cached peer MSS; 0: our advmss
   bool writer_waits = false;                // a blocking call waits to write the rest
+  bool blackhole_probe = false;             // the first Fast Open after a pause (syn_fastopen_ch)
 };
 
 // Events the stack must act on after a call into the connection.
@@ -184,6 +185,10 @@ class Connection {
   bool timewait_accepts_syn(const InSegment& syn) const;
   // A passive Fast Open socket whose handshake is not complete yet (Linux
   // tp->fastopen_rsk != NULL): it counts against the listener's TFO queue.
+  // Linux tcp_fastopen_active_disable_ofo_check, when the socket goes:
+  // what its receive side says about a Fast Open black hole.
+  enum class FastOpenCloseCheck { kNone, kDisable, kForget };
+  FastOpenCloseCheck fastopen_close_check() const;
   bool fastopen_pending() const { return fastopen_child_ && state_ == State::kSynReceived; }
 
  private:
@@ -225,6 +230,7 @@ class Connection {
   // --- tcp_input_syn.cc
   void input_syn_sent(Time now, const InSegment& seg);
   void accept_syn_data(Time now, const InSegment& syn);  // tcp_fastopen.cc
+  void fastopen_detect_blackhole(Time now, bool expired);  // tcp_fastopen_client.cc
   void fastopen_child_sent_synack();
   bool fastopen_ack(Time now, const InSegment& seg);
   void parse_syn_options(const wire::TcpOptions& o);
@@ -378,6 +384,7 @@ class Connection {
     bool deferred = false;
     bool first_syn = false;  // the next SYN is the first (carries data and option)
     bool write_pending = false;  // sk_write_pending: a writer waits with data for after the SYN-ACK
+    bool blackhole_probe = false;  // tp->syn_fastopen_ch
     uint32_t syn_data = 0;
     Time syn_time;
   } active_fo_;

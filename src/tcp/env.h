@@ -51,6 +51,11 @@ class TcpEnv {
   // its listener keeps the slot counted for a while (Linux
   // reqsk_fastopen_remove with reset = true).
   virtual void fastopen_child_reset(uint32_t id, Time now) { (void)id, (void)now; }
+  // A Fast Open connection looks black-holed: pause active Fast Open on the
+  // stack (Linux tcp_fastopen_active_disable), or it received data after a
+  // pause ran out: forget the pauses.
+  virtual void fastopen_active_disable(Time now) { (void)now; }
+  virtual void fastopen_active_forget() {}
 };
 
 // An arriving segment after IP and TCP parsing.

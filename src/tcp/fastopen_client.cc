@@ -4,6 +4,20 @@
 
 namespace weir::tcp::fastopen {
 
+Blackhole::Verdict Blackhole::check(int timeout_s, Time now) const {
+  if (timeout_s <= 0 || times_ == 0) return Verdict::kAllow;
+  const int64_t multiplier = int64_t{1} << std::min(times_ - 1, 6);
+  if (now < stamp_ + Duration::s(multiplier * timeout_s)) return Verdict::kPause;
+  return Verdict::kProbe;  // tp->syn_fastopen_ch
+}
+
+bool Blackhole::disable(int timeout_s, Time now) {
+  if (timeout_s <= 0) return false;
+  stamp_ = now;
+  times_ = std::min(times_ + 1, 64);  // the pause stops growing at 2^6
+  return true;
+}
+
 const ClientEntry* ClientCache::get(const IpAddr& src, const IpAddr& dst) const {
   auto it = map_.find(Key{src, dst});
   return it == map_.end() ? nullptr : &it->second.e;

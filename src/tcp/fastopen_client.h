@@ -64,6 +64,26 @@ class ClientCache {
   std::map<Key, Slot> map_;
 };
 
+// Linux tcp_fastopen_active_disable / tcp_fastopen_active_should_disable:
+// a middlebox that black-holes Fast Open connections pauses active Fast
+// Open on the whole stack, for tcp_fastopen_blackhole_timeout_sec doubled
+// per consecutive pause (at most 64 times); 0 never pauses. Once a pause
+// has run out, the next Fast Open connection is a probe: if it receives
+// data the pauses are forgotten (tcp_fastopen_active_disable_ofo_check).
+class Blackhole {
+ public:
+  enum class Verdict { kAllow, kProbe, kPause };
+  Verdict check(int timeout_s, Time now) const;
+  // True when a pause started (TcpExtTCPFastOpenBlackhole).
+  bool disable(int timeout_s, Time now);
+  void forget() { times_ = 0; }
+  int times() const { return times_; }
+
+ private:
+  Time stamp_;
+  int times_ = 0;
+};
+
 // What the SYN of an active Fast Open carries (tcp_fastopen_cookie_check +
 // tcp_send_syn_data + tcp_syn_options).
 struct ClientDecision {

@@ -244,6 +244,14 @@ class Receiver {
   bool in_quickack_mode() const;
   bool in_pingpong_mode() const { return pingpong_ >= kPingpongThresh; }
   const Reassembly& ofo() const { return ofo_; }
+  uint32_t data_segs_in() const { return data_segs_in_; }
+  // Linux tcp_fastopen_active_disable_ofo_check's "one skb in the
+  // out-of-order queue and it has FIN": a held FIN with at most one block
+  // of data, ending at it.
+  bool lone_ofo_fin() const {
+    if (!ofo_fin_) return false;
+    return ofo_.empty() || (ofo_.size() == 1 && ofo_.blocks().front().range.end == *ofo_fin_);
+  }
   // tcp_info's receive fields: rcv_wnd, rcv_space, rcv_mss, rcv_ssthresh, ato,
   // rcv_rtt, rcv_ooopack, bytes_received, data_segs_in, rcv_wscale.
   void fill_info(TcpInfo& info) const;

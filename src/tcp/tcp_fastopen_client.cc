@@ -3,6 +3,7 @@
 // the SYN's data, a deferred SYN, and what the SYN-ACK says about both.
 // The stack decides what the SYN carries (tcp/fastopen_client.h).
 #include <algorithm>
+#include <array>
 
 #include "tcp/connection.h"
 
@@ -14,6 +15,7 @@ using namespace wire::tcp_flag;
 // (it stays there for retransmission), at most what fits one SYN.
 size_t Connection::queue_syn_data(Time now, const ActiveFastOpen& fo, std::span<const uint8_t> data) {
   active_fo_.option = fo.option;
+  active_fo_.blackhole_probe |= fo.blackhole_probe;  // set by either check, as Linux
   active_fo_.first_syn = true;
   active_fo_.syn_data = 0;
   active_fo_.write_pending = fo.writer_waits && !data.empty();
@@ -117,6 +119,42 @@ bool Connection::rcv_fastopen_synack(Time now, const InSegment& synack) {
   syn_data_acked_ = active_fo_.syn_data > 0;  // TCPI_OPT_SYN_DATA
   if (syn_data_acked_) env_.counters().inc(Counter::TcpExtTCPFastOpenActive);
   return false;
+}
+
+namespace {
+// Linux asks whether the route's device is IFF_LOOPBACK; weir's routes
+// to 127.0.0.0/8 and ::1 are the only loopback ones.
+bool is_loopback(const IpAddr& a) {
+  if (a.is_v4()) return (a.v4_host_order() >> 24) == 127;
+  std::array<uint8_t, 16> one{};
+  one[15] = 1;
+  return a.bytes() == one;
+}
+}  // namespace
+
+// Linux tcp_fastopen_active_detect_blackhole (tcp_write_timeout): a
+// connection whose SYN used Fast Open (or carried or had data acked with
+// it) that reaches its third consecutive timeout, or gives up before, is
+// taken as black-holed by a middlebox: TcpExtTCPFastOpenActiveFail, and
+// active Fast Open pauses (when tcp_fastopen_blackhole_timeout_sec is set).
+void Connection::fastopen_detect_blackhole(Time now, bool expired) {
+  if (!(active_fo_.syn_fastopen || active_fo_.syn_data > 0 || syn_data_acked_)) return;
+  if (!(retransmits_ == 2 || (retransmits_ < 2 && expired))) return;
+  env_.fastopen_active_disable(now);
+  env_.counters().inc(Counter::TcpExtTCPFastOpenActiveFail);
+}
+
+// Linux tcp_fastopen_active_disable_ofo_check: an active Fast Open
+// connection that got no data but holds a lone FIN out of order had its
+// data dropped on the way (a black hole); one that got data while probing
+// after a pause shows the path works again. Loopback proves nothing about
+// middleboxes, so it never clears the pauses.
+Connection::FastOpenCloseCheck Connection::fastopen_close_check() const {
+  if (!active_fo_.syn_fastopen) return FastOpenCloseCheck::kNone;
+  if (rcv_.data_segs_in() == 0)
+    return rcv_.lone_ofo_fin() ? FastOpenCloseCheck::kDisable : FastOpenCloseCheck::kNone;
+  if (active_fo_.blackhole_probe && !is_loopback(tuple_.remote.addr)) return FastOpenCloseCheck::kForget;
+  return FastOpenCloseCheck::kNone;
 }
 
 }  // namespace weir::tcp

@@ -111,6 +111,10 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
                       (state_ == State::kCloseWait || state_ == State::kLastAck ||
                        state_ == State::kClosing));
   if (!exact) {
+    // Linux tcp_validate_incoming: an out-of-place RST on an active Fast
+    // Open connection that has received nothing smells of a middlebox.
+    if (active_fo_.syn_fastopen && rcv_.data_segs_in() == 0 && state_ == State::kEstablished)
+      env_.fastopen_active_disable(now);
     send_challenge_ack(now, false);
     return false;
   }
@@ -207,6 +211,8 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
       // sent by the caller as the answer to this segment (tcp_v4_do_rcv ->
       // tcp_v4_send_reset: <SEQ=SEG.ACK><CTL=RST>), not one at SND.NXT.
       env_.counters().inc(Counter::TcpExtTCPAbortOnData);
+      // Linux tcp_rcv_state_process: "receive out of order FIN after close()".
+      if (active_fo_.syn_fastopen && seg.h.has(FIN)) env_.fastopen_active_disable(now);
       send_reset_for(now, seg);
       done(now, Errc::kOk);
       return;

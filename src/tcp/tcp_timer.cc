@@ -244,7 +244,11 @@ void Connection::on_syn_rto(Time now) {
   }
   const StackConfig& cfg = env_.cfg();
   const int limit = opts_.syncnt ? opts_.syncnt : (listener_ ? cfg.tcp_synack_retries : cfg.tcp_syn_retries);
-  if (retransmits_ >= limit) {
+  const bool expired = retransmits_ >= limit;
+  // A child's SYN-ACK timer is a request's (reqsk_timer_handler), not
+  // tcp_write_timeout: no black-hole check there.
+  if (!listener_) fastopen_detect_blackhole(now, expired);
+  if (expired) {
     // A child dies as Linux drops a request (inet_csk_reqsk_queue_drop):
     // no counter. SYN-SENT gives up through tcp_write_err: tcp_done
     // (TcpAttemptFails) and TcpExtTCPAbortOnTimeout.
@@ -296,7 +300,9 @@ void Connection::on_rto(Time now) {
   // Linux tcp_retransmit_timer counts the expiry before tcp_write_timeout
   // decides to give up, so the last one counts too.
   c.inc(Counter::TcpExtTCPTimeouts);
-  if (retries_exhausted(now, limit, Duration::ms(opts_.user_timeout_ms))) {
+  const bool expired = retries_exhausted(now, limit, Duration::ms(opts_.user_timeout_ms));
+  fastopen_detect_blackhole(now, expired);  // tcp_write_timeout, before it gives up
+  if (expired) {
     c.inc(Counter::TcpExtTCPAbortOnTimeout);
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;

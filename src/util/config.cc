@@ -38,6 +38,7 @@ constexpr Key kKeys[] = {
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
     {"tcp_syncookies", &StackConfig::tcp_syncookies},
     {"tcp_fastopen", &StackConfig::tcp_fastopen},
+    {"tcp_fastopen_blackhole_timeout_sec", &StackConfig::tcp_fastopen_blackhole_timeout_sec},
     {"tcp_fastopen_key", &StackConfig::tcp_fastopen_key},
     {"tcp_max_syn_backlog", &StackConfig::tcp_max_syn_backlog},
     {"tcp_min_snd_mss", &StackConfig::tcp_min_snd_mss},

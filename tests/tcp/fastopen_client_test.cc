@@ -7,6 +7,8 @@
 // carries no data.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+
 #include <vector>
 
 #include "harness_helper.h"
@@ -248,6 +250,145 @@ TEST(FastOpenClient, ConnectDefersTheSynToTheFirstWrite) {
   EXPECT_TRUE(syn.has(SYN));
   EXPECT_EQ(syn.payload.size(), 300u);
   EXPECT_FALSE(h.stack().fastopen_deferred(s));
+}
+
+// Linux tcp_fastopen_active_should_disable: the pause lasts the timeout
+// doubled per consecutive pause, at most 64 times; then one probe; a
+// timeout of 0 never pauses.
+TEST(FastOpenBlackhole, PauseDoublesUpTo64TimesAndZeroNeverPauses) {
+  using tcp::fastopen::Blackhole;
+  Blackhole b;
+  const Time t0 = Time::zero() + Duration::s(10);
+  EXPECT_FALSE(b.disable(0, t0));
+  EXPECT_EQ(b.check(0, t0), Blackhole::Verdict::kAllow);
+  EXPECT_TRUE(b.disable(100, t0));
+  EXPECT_EQ(b.check(100, t0 + Duration::s(99)), Blackhole::Verdict::kPause);
+  EXPECT_EQ(b.check(100, t0 + Duration::s(100)), Blackhole::Verdict::kProbe);
+  EXPECT_EQ(b.check(0, t0 + Duration::s(1)), Blackhole::Verdict::kAllow);  // turned off meanwhile
+  EXPECT_TRUE(b.disable(100, t0));
+  EXPECT_EQ(b.check(100, t0 + Duration::s(199)), Blackhole::Verdict::kPause);
+  for (int i = 0; i < 20; ++i) b.disable(100, t0);
+  EXPECT_EQ(b.check(100, t0 + Duration::s(6399)), Blackhole::Verdict::kPause);
+  EXPECT_EQ(b.check(100, t0 + Duration::s(6400)), Blackhole::Verdict::kProbe);
+  b.forget();
+  EXPECT_EQ(b.check(100, t0), Blackhole::Verdict::kAllow);
+}
+
+// Linux tcp_fastopen_active_detect_blackhole: the third consecutive SYN
+// timeout of a Fast Open connection counts TCPFastOpenActiveFail and, with
+// tcp_fastopen_blackhole_timeout_sec set, pauses Fast Open: the next
+// connection sends a plain SYN; after the pause the data rides again.
+TEST(FastOpenClient, ThirdSynTimeoutPausesFastOpenStackWide) {
+  StackConfig cfg;
+  cfg.tcp_fastopen = 5;  // client + no cookie: data on every SYN
+  cfg.tcp_fastopen_blackhole_timeout_sec = 3600;
+  FoClient c{test::Harness(cfg)};
+  SocketId s = *c.h.stack().socket();
+  EXPECT_EQ(c.send(s).queued, 1000u);
+  c.syn();
+  c.h.run_next_timer();
+  c.h.run_next_timer();
+  EXPECT_EQ(c.h.stack().counters().get(Counter::TcpExtTCPFastOpenBlackhole), 0u);
+  c.h.run_next_timer();  // the third timeout
+  EXPECT_EQ(c.h.stack().counters().get(Counter::TcpExtTCPFastOpenActiveFail), 1u);
+  EXPECT_EQ(c.h.stack().counters().get(Counter::TcpExtTCPFastOpenBlackhole), 1u);
+  c.h.stack().close(c.h.now(), s);
+  c.h.clear_tx();
+
+  SocketId s2 = *c.h.stack().socket();
+  FastOpenSend r = c.send(s2);
+  EXPECT_TRUE(r.connecting);
+  EXPECT_EQ(r.queued, 0u);
+  test::Tx plain = c.syn();
+  EXPECT_TRUE(plain.payload.empty());
+  EXPECT_FALSE(plain.h.options.fastopen);
+  c.h.stack().close(c.h.now(), s2);
+  c.h.clear_tx();
+
+  c.h.advance(Duration::s(3600));
+  c.h.clear_tx();
+  SocketId s3 = *c.h.stack().socket();
+  EXPECT_EQ(c.send(s3).queued, 1000u);
+  EXPECT_EQ(c.syn().payload.size(), 1000u);
+}
+
+// With Linux's default timeout (0) the failure is still counted, but Fast
+// Open goes on.
+TEST(FastOpenClient, DefaultBlackholeTimeoutCountsButNeverPauses) {
+  StackConfig cfg;
+  cfg.tcp_fastopen = 5;
+  FoClient c{test::Harness(cfg)};
+  SocketId s = *c.h.stack().socket();
+  c.send(s);
+  c.syn();
+  for (int i = 0; i < 3; ++i) c.h.run_next_timer();
+  EXPECT_EQ(c.h.stack().counters().get(Counter::TcpExtTCPFastOpenActiveFail), 1u);
+  EXPECT_EQ(c.h.stack().counters().get(Counter::TcpExtTCPFastOpenBlackhole), 0u);
+  c.h.stack().close(c.h.now(), s);
+  c.h.clear_tx();
+  SocketId s2 = *c.h.stack().socket();
+  EXPECT_EQ(c.send(s2).queued, 1000u);
+}
+
+// Linux tcp_fastopen_active_disable_ofo_check, when the socket goes: a
+// connection whose SYN carried the Fast Open option (tp->syn_fastopen; not
+// the no-cookie mode) that got no data but a lone FIN out of order had its
+// data dropped on the path: pause. A probe after the pause that gets data
+// forgets the pauses.
+TEST(FastOpenClient, LoneOutOfOrderFinPausesAndAProbeWithDataForgets) {
+  StackConfig cfg;
+  cfg.tcp_fastopen_blackhole_timeout_sec = 60;
+  FoClient c{test::Harness(cfg)};
+  auto abort = [&](SocketId s) {
+    struct linger l{1, 0};
+    ASSERT_EQ(c.h.stack().setsockopt(c.h.now(), s, SOL_SOCKET, SO_LINGER,
+                                     std::span(reinterpret_cast<const uint8_t*>(&l), sizeof l)),
+              Errc::kOk);
+    c.h.stack().close(c.h.now(), s);
+    c.h.clear_tx();
+  };
+  auto blackholes = [&] { return c.h.stack().counters().get(Counter::TcpExtTCPFastOpenBlackhole); };
+  SocketId s0 = *c.h.stack().socket();  // learn a cookie
+  c.send(s0);
+  c.syn();
+  synack(c.h, 1, cookie_opt({1, 2, 3, 4}));
+  abort(s0);
+  EXPECT_EQ(blackholes(), 0u);  // no data, but no lone FIN either
+
+  SocketId s = *c.h.stack().socket();
+  EXPECT_EQ(c.send(s).queued, 1000u);
+  c.syn();
+  synack(c.h, 1001, std::nullopt);
+  c.h.inject(FIN | ACK, 101, 1001);  // the peer's data lost, its FIN not
+  c.h.clear_tx();
+  abort(s);
+  EXPECT_EQ(blackholes(), 1u);
+  SocketId paused = *c.h.stack().socket();
+  EXPECT_EQ(c.send(paused).queued, 0u);
+  abort(paused);
+
+  c.h.advance(Duration::s(60));  // the pause ran out: the next one probes
+  c.h.clear_tx();
+  SocketId s2 = *c.h.stack().socket();
+  EXPECT_EQ(c.send(s2).queued, 1000u);
+  c.syn();
+  synack(c.h, 1001, std::nullopt);
+  std::vector<uint8_t> reply(10, 1);
+  c.h.inject_payload(ACK, 1, 1001, reply);
+  c.h.clear_tx();
+  abort(s2);
+
+  // Forgotten: a new black hole pauses for the base 60 s again, not 120 s.
+  SocketId s3 = *c.h.stack().socket();
+  c.send(s3);
+  c.syn();
+  for (int i = 0; i < 3; ++i) c.h.run_next_timer();
+  EXPECT_EQ(blackholes(), 2u);
+  abort(s3);
+  c.h.advance(Duration::s(60));
+  c.h.clear_tx();
+  SocketId s4 = *c.h.stack().socket();
+  EXPECT_EQ(c.send(s4).queued, 1000u);
 }
 
 }  // namespace
