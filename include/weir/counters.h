@@ -54,7 +54,7 @@ namespace weir {
   X(IpInReceives) X(IpInHdrErrors) X(IpInAddrErrors) X(IpInUnknownProtos)     \
   X(IpInDiscards) X(IpInDelivers) X(IpOutRequests) X(IcmpInMsgs) X(IcmpInErrors) \
   X(IcmpInDestUnreachs) X(Icmp6InPktTooBigs) X(TcpExtOutOfWindowIcmps)       \
-  X(WeirPmtuCacheEvictions) X(WeirOutDeviceDrops)                             \
+  X(WeirPmtuCacheEvictions) X(WeirOutDeviceDrops) X(WeirErrQueueDrops)       \
   X(IpExtInNoECTPkts) X(IpExtInECT1Pkts) X(IpExtInECT0Pkts) X(IpExtInCEPkts)  \
   X(Ip6InNoECTPkts) X(Ip6InECT1Pkts) X(Ip6InECT0Pkts) X(Ip6InCEPkts)
 

@@ -17,9 +17,20 @@
 #include <functional>
 #include <map>
 
+#include "weir/errqueue.h"
 #include "weir/stack.h"
 
 namespace weir::posix {
+
+// recvmsg(MSG_ERRQUEUE) as Linux's ip_recv_error / ipv6_recv_error writes
+// an entry into `msg`: its payload into msg_iov (MSG_TRUNC when longer), an
+// SCM_TIMESTAMPING control message when it has a timestamp, then
+// IP_RECVERR at SOL_IP (`v6`: IPV6_RECVERR at SOL_IPV6, for every AF_INET6
+// socket, v4-mapped ones included) holding sock_extended_err and a zeroed
+// offender address. A control message that does not fit is cut to what
+// does and MSG_CTRUNC set (put_cmsg); msg_controllen becomes the bytes
+// written; msg_flags gets MSG_ERRQUEUE. Returns the bytes copied.
+size_t put_error_msg(const ErrQueueEntry& e, bool v6, msghdr* msg);
 
 class Api {
  public:
@@ -48,6 +59,10 @@ class Api {
   ssize_t writev(int fd, const iovec* iov, int iovcnt);
   ssize_t send(int fd, const void* buf, size_t n, int flags);
   ssize_t recv(int fd, void* buf, size_t n, int flags);
+  // sendmsg()/recvmsg() (posix_msg.cc): msg_name and the control messages
+  // of a send are ignored; recvmsg(MSG_ERRQUEUE) reads the error queue.
+  ssize_t sendmsg(int fd, const msghdr* msg, int flags);
+  ssize_t recvmsg(int fd, msghdr* msg, int flags);
   int close(int fd);
   int shutdown(int fd, int how);
   int setsockopt(int fd, int level, int name, const void* val, socklen_t len);

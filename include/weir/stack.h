@@ -13,6 +13,7 @@
 #include "weir/config.h"
 #include "weir/counters.h"
 #include "weir/errors.h"
+#include "weir/errqueue.h"
 #include "weir/expected.h"
 #include "weir/netif.h"
 #include "weir/tcp_info.h"
@@ -75,11 +76,25 @@ class Stack {
   Expected<SocketId, Errc> accept(Time now, SocketId listener, Endpoint* peer = nullptr);
   Errc connect(Time now, SocketId s, const Endpoint& remote);  // kInProgress when started
   Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> data, int flags = 0);
+  // sendmsg(): `iov` holds the iovec elements' lengths (summing to
+  // data.size()); a MSG_ZEROCOPY send pins each element as page fragments,
+  // MAX_SKB_FRAGS (17) per skb, as Linux does.
+  Expected<size_t, Errc> sendmsg(Time now, SocketId s, std::span<const uint8_t> data,
+                                 std::span<const uint32_t> iov, int flags = 0);
+  // recvmsg(MSG_ERRQUEUE): the oldest error-queue entry (MSG_ZEROCOPY
+  // notifications, SO_TIMESTAMPING timestamps), or kAgain when empty. While
+  // the queue is not empty poll() reports ev::ERR.
+  Expected<ErrQueueEntry, Errc> recv_error(Time now, SocketId s);
+  // sk_error_report() calls on the socket so far (an entry queued, or a
+  // zerocopy range extended): each wakes pollers, so EPOLLET reports
+  // EPOLLERR again although the queue was never empty in between.
+  uint64_t error_reports(SocketId s) const;
   // sendto(MSG_FASTOPEN) to `to`, or the first write on a socket whose
   // TCP_FASTOPEN_CONNECT connect() held the SYN back (`to` unused).
   // `will_wait`: a blocking call that waits for the handshake to write the rest.
+  // `flags`: MSG_ZEROCOPY gives the SYN's data a notification.
   FastOpenSend sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> data, const Endpoint* to,
-                               bool will_wait = false);
+                               bool will_wait = false, int flags = 0);
   bool fastopen_deferred(SocketId s) const;  // connect() returned 0, SYN not sent yet
   void flush_tcp_metrics();                  // `ip tcp_metrics flush all`: the Fast Open cookie cache
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags = 0);

@@ -168,7 +168,7 @@ ssize_t Api::send(int fd, const void* buf, size_t n, int flags) {
   size_t done = 0;
   const auto* p = static_cast<const uint8_t*>(buf);
   for (;;) {
-    auto r = stack_.send(now_, f->id, std::span(p + done, n - done), flags & MSG_MORE);
+    auto r = stack_.send(now_, f->id, std::span(p + done, n - done), flags & (MSG_MORE | MSG_ZEROCOPY));
     if (r) done += *r;
     if (done == n) return static_cast<ssize_t>(done);
     if (!r && r.error() != Errc::kAgain) return done ? static_cast<ssize_t>(done) : fail(r.error());

@@ -3,6 +3,8 @@
 // data on the SYN, and the first write on a TCP_FASTOPEN_CONNECT socket
 // sends the SYN connect() held back. What the SYN carries comes from the
 // per-destination cookie cache (tcp/fastopen_client.h).
+#include <sys/socket.h>
+
 #include "ip/stack_impl.h"
 #include "tcp/fastopen_client.h"
 
@@ -29,7 +31,7 @@ bool StackImpl::fastopen_deferred(SocketId id) const {
 }
 
 FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const uint8_t> d, const Endpoint* to,
-                                        bool will_wait) {
+                                        bool will_wait, int flags) {
   FastOpenSend out;
   Socket* s = app_socket(id);
   if (!s) return FastOpenSend{Errc::kBadf};
@@ -41,6 +43,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
     tcp::ActiveFastOpen fo = fastopen_client(now, *s, s->conn->tuple());
     fo.writer_waits = will_wait;
     out.queued = s->conn->send_deferred_syn(now, fo, d);
+    if (flags & MSG_ZEROCOPY) s->conn->zerocopy_syn_data(d.size(), out.queued);
     out.connecting = true;
     after_call(*s);
     return out;
@@ -52,7 +55,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
     case tcp::State::kSynReceived: return FastOpenSend{Errc::kAlready};
     default: {
       // A connected socket: MSG_FASTOPEN changes nothing, the data is sent.
-      auto r = send(now, id, d, 0);
+      auto r = send(now, id, d, flags & MSG_ZEROCOPY);
       return r ? FastOpenSend{Errc::kOk, *r} : FastOpenSend{r.error()};
     }
   }
@@ -63,6 +66,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
   tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);
   fo.writer_waits = will_wait;
   out.queued = s->conn->open_active_fastopen(now, *t, fo, d);
+  if (flags & MSG_ZEROCOPY) s->conn->zerocopy_syn_data(d.size(), out.queued);
   out.connecting = true;
   after_call(*s);
   return out;

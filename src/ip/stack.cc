@@ -26,9 +26,17 @@ Errc Stack::connect(Time now, SocketId s, const Endpoint& r) { return impl_->con
 Expected<size_t, Errc> Stack::send(Time now, SocketId s, std::span<const uint8_t> d, int flags) {
   return impl_->send(impl_->mono(now), s, d, flags);
 }
+Expected<size_t, Errc> Stack::sendmsg(Time now, SocketId s, std::span<const uint8_t> d,
+                                      std::span<const uint32_t> iov, int flags) {
+  return impl_->send(impl_->mono(now), s, d, flags, iov);
+}
+Expected<ErrQueueEntry, Errc> Stack::recv_error(Time now, SocketId s) {
+  return impl_->recv_error(impl_->mono(now), s);
+}
+uint64_t Stack::error_reports(SocketId s) const { return impl_->error_reports(s); }
 FastOpenSend Stack::sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> d, const Endpoint* to,
-                                    bool will_wait) {
-  return impl_->sendto_fastopen(impl_->mono(now), s, d, to, will_wait);
+                                    bool will_wait, int flags) {
+  return impl_->sendto_fastopen(impl_->mono(now), s, d, to, will_wait, flags);
 }
 bool Stack::fastopen_deferred(SocketId s) const { return impl_->fastopen_deferred(s); }
 void Stack::flush_tcp_metrics() { impl_->flush_tcp_metrics(); }

@@ -347,14 +347,30 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Socket& sock, const Endpoint&
   return t;
 }
 
-Expected<size_t, Errc> StackImpl::send(Time now, SocketId id, std::span<const uint8_t> d, int flags) {
+Expected<size_t, Errc> StackImpl::send(Time now, SocketId id, std::span<const uint8_t> d, int flags,
+                                       std::span<const uint32_t> iov) {
   Socket* s = app_socket(id);
   if (!s) return Unexpected(Errc::kBadf);
   if (s->listener) return Unexpected(Errc::kPipe);
   sync_path_mtu(*s);
-  auto r = s->conn->send(now, d, flags);
+  auto r = s->conn->send(now, d, flags, iov);
   after_call(*s);
   return r;
+}
+
+// inet_recv_error: a listener's queue is its own socket's (always empty).
+Expected<ErrQueueEntry, Errc> StackImpl::recv_error(Time now, SocketId id) {
+  (void)now;
+  Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  auto r = s->conn->recv_error();
+  after_call(*s);
+  return r;
+}
+
+uint64_t StackImpl::error_reports(SocketId id) const {
+  const Socket* s = app_socket(id);
+  return s ? s->conn->error_reports() : 0;
 }
 
 Expected<size_t, Errc> StackImpl::recv(Time now, SocketId id, std::span<uint8_t> out, int flags) {

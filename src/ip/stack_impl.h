@@ -73,10 +73,13 @@ class StackImpl final : public tcp::TcpEnv {
   Errc listen(Time now, SocketId s, int backlog);
   Expected<SocketId, Errc> accept(Time now, SocketId s, Endpoint* peer);
   Errc connect(Time now, SocketId s, const Endpoint& remote);
-  Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> d, int flags);
+  Expected<size_t, Errc> send(Time now, SocketId s, std::span<const uint8_t> d, int flags,
+                              std::span<const uint32_t> iov = {});
+  Expected<ErrQueueEntry, Errc> recv_error(Time now, SocketId s);
+  uint64_t error_reports(SocketId s) const;
   // RFC 7413 client (fastopen_connect.cc).
   FastOpenSend sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> d, const Endpoint* to,
-                               bool will_wait);
+                               bool will_wait, int flags);
   bool fastopen_deferred(SocketId s) const;
   void flush_tcp_metrics() { fo_cache_.flush(); }
   const tcp::fastopen::ClientCache& fastopen_cache() const { return fo_cache_; }

@@ -17,9 +17,6 @@
 namespace weir::pkt {
 namespace {
 
-// The virtual epoch: scripts start here rather than at 0 so that engine
-// code which treats time 0 specially is caught.
-constexpr Time kEpoch = Time::from_ns(100'000'000'000);
 constexpr int kMaxStepsPerInstant = 100000;
 
 bool parse_bool_option(const std::string& v) { return v.empty() || v == "1" || v == "true"; }
@@ -163,9 +160,13 @@ void Runner::sample_epoll() {
       uint32_t bits = stack_->poll(it->second.sock);
       int inq = 0;
       stack_->ioctl(it->second.sock, 0x541B /* SIOCINQ */, &inq);
-      if ((bits & ~w.last_bits) != 0 || inq > w.last_inq) w.edge_pending = true;
+      // sk_error_report wakes the socket's waiters each time (a zerocopy
+      // range extended, a timestamp queued) even when EPOLLERR stays set.
+      const uint64_t reports = stack_->error_reports(it->second.sock);
+      if ((bits & ~w.last_bits) != 0 || inq > w.last_inq || reports > w.last_reports) w.edge_pending = true;
       w.last_bits = bits;
       w.last_inq = inq;
+      w.last_reports = reports;
     }
   }
 }

@@ -21,6 +21,11 @@
 
 namespace weir::pkt {
 
+// The virtual epoch: scripts start here rather than at 0 so that engine
+// code which treats time 0 specially is caught. Script time t is the
+// engine's kEpoch + t (also in SO_TIMESTAMPING timestamps).
+inline constexpr Time kEpoch = Time::from_ns(100'000'000'000);
+
 // packetdrill's run-time settings (config.c), from the script header and
 // the command line.
 struct RunConfig {
@@ -68,8 +73,6 @@ struct FdEntry {
   bool nonblock = false;
   bool listener = false;
   bool inq = false;  // TCP_INQ: recvmsg() reports a TCP_CM_INQ cmsg
-  bool zerocopy = false;  // SO_ZEROCOPY: MSG_ZEROCOPY sends queue completions
-  bool zc_queued = false;  // a MSG_ZEROCOPY send queued a completion notification
   int pmtudisc = 1;  // IP_MTU_DISCOVER (Linux default for TCP: IP_PMTUDISC_WANT)
   int tos = 0;       // IP_TOS without the ECN bits (TCP owns those)
   bool active = false;  // connect() or a Fast Open send began a connection on it
@@ -81,6 +84,7 @@ struct FdEntry {
     bool edge_pending = true;  // EPOLLET: a wake-up since the last report
     uint32_t last_bits = 0;    // readiness when last sampled
     int last_inq = 0;          // bytes readable when last sampled
+    uint64_t last_reports = 0;  // error-queue reports (sk_error_report) when last sampled
   };
   std::map<int, Watch> watches;
 };

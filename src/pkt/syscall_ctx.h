@@ -41,6 +41,8 @@ class SyscallCtx {
   Expected<FdEntry*, Stop> fd(size_t i) const;
 
   Value iov_len(const Expr& list) const;  // total bytes of [{..., 100}, {..., 200}]
+  // The element lengths of [{..., 100}, {..., 200}].
+  Expected<std::vector<uint32_t>, Stop> iov_lens(const Expr& list) const;
   Value msg_len(const Expr& msg) const;
   Expected<std::optional<int64_t>, Stop> expected_cm_inq(const Expr& msg) const;
   Expected<int, Stop> flags_checked(int64_t flags) const;
@@ -64,7 +66,8 @@ class SyscallCtx {
   Status connect_call();
   Status data_calls();
   Status read_call(FdEntry& f, size_t want, int flags, bool blocking);
-  Status write_call(FdEntry& f, size_t want, int flags, bool blocking);
+  Status errqueue_call(FdEntry& f);  // syscalls_errqueue.cc: recvmsg(MSG_ERRQUEUE)
+  Status write_call(FdEntry& f, size_t want, int flags, bool blocking, std::vector<uint32_t> iov);
   Status fastopen_write_call(FdEntry& f, size_t want, int flags, bool blocking, bool unspec);
   Status option_calls();
   Status setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);
@@ -80,11 +83,5 @@ class SyscallCtx {
   const Event& e_;
   const SyscallSpec& s_;
 };
-
-// Linux reports a MSG_ZEROCOPY completion on the socket's error queue
-// (POLLERR, recvmsg(MSG_ERRQUEUE)); the runner does not model that queue, so
-// readiness checks after such a send skip rather than pass or fail.
-inline constexpr const char* kZerocopyWhy =
-    "MSG_ZEROCOPY completion notifications (the socket error queue) are not modelled";
 
 }  // namespace weir::pkt

@@ -50,10 +50,9 @@ bool read_target_met(const Stack& st, SocketId s, size_t want) {
 
 // Options the engine has no notion of: the script is skipped, not failed.
 bool unsupported_sockopt(std::string_view name) {
-  static const char* kNames[] = {"SO_TIMESTAMPING",
-                                 "TCP_MD5SIG", "TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
+  static const char* kNames[] = {"TCP_MD5SIG", "TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
                                  "TCP_SAVED_SYN", "TCP_ULP", "SO_RCVTIMEO", "SO_SNDTIMEO",
-                                 "SO_BINDTODEVICE", "TCP_TX_DELAY", "SO_MARK", "IP_FREEBIND"};
+                                 "SO_BINDTODEVICE", "TCP_TX_DELAY", "IP_FREEBIND"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;
@@ -120,6 +119,17 @@ Value SyscallCtx::iov_len(const Expr& list) const {
   return n;
 }
 
+Expected<std::vector<uint32_t>, Stop> SyscallCtx::iov_lens(const Expr& list) const {
+  std::vector<uint32_t> out;
+  for (const Expr& v : list.items) {
+    if (v.kind != Expr::Kind::kStruct || v.items.size() < 2) continue;
+    Value len = eval(v.items[1]);
+    if (!len) return stopped(len);
+    out.push_back(static_cast<uint32_t>(*len));
+  }
+  return out;
+}
+
 Value SyscallCtx::msg_len(const Expr& msg) const {
   const Expr* iov = msg.field("msg_iov");
   if (!iov || iov->items.empty()) return fail(fmt::format("{}(): msghdr without msg_iov", s_.name));
@@ -150,7 +160,8 @@ Expected<std::optional<int64_t>, Stop> SyscallCtx::expected_cm_inq(const Expr& m
 }
 
 Expected<int, Stop> SyscallCtx::flags_checked(int64_t flags) const {
-  if (flags & sym::MSG_ERRQUEUE) return skip("MSG_ERRQUEUE (error queue) is not supported");
+  if ((flags & sym::MSG_ERRQUEUE) && s_.name != "recvmsg")
+    return skip(fmt::format("MSG_ERRQUEUE with {}() is not supported (only recvmsg)", s_.name));
   return static_cast<int>(flags);
 }
 
@@ -223,15 +234,14 @@ Status SyscallCtx::accept_call() {
   bool blocking = !(*f)->nonblock;
   // The child is a clone of the listener (Linux sk_clone_lock): the options
   // the runner keeps itself carry over.
-  const bool inq = (*f)->inq, zerocopy = (*f)->zerocopy;
-  return run(blocking, [r, ls, want_fd, blocking, inq, zerocopy](Time now) -> Attempt {
+  const bool inq = (*f)->inq;
+  return run(blocking, [r, ls, want_fd, blocking, inq](Time now) -> Attempt {
     auto a = r->stack_->accept(now, ls);
     if (!a && a.error() == Errc::kAgain && blocking) return blocked();
     if (!a) return done(from(a.error()));
     FdEntry nf;
     nf.sock = *a;
     nf.inq = inq;
-    nf.zerocopy = zerocopy;
     r->fds_[static_cast<int>(want_fd)] = nf;
     r->sut_fd_ = static_cast<int>(want_fd);
     r->sut_port_ = 0;  // a passive connection: no filtering by port
@@ -354,14 +364,18 @@ Status SyscallCtx::data_calls() {
   }
   bool blocking = !f.nonblock && !(*flags & sym::MSG_DONTWAIT);
   const size_t want = static_cast<size_t>(*len);
+  if (is_read && (*flags & sym::MSG_ERRQUEUE)) return errqueue_call(f);
   if (is_read) return read_call(f, want, *flags, blocking);
-  // Linux pins each iovec element of a MSG_ZEROCOPY send as its own page
-  // fragment and ends an skb at MAX_SKB_FRAGS (17) of them
-  // (skb_zerocopy_iter_stream); weir copies, so it cannot segment the same.
-  const Expr* iov = msg ? b.field("msg_iov") : nullptr;
-  const size_t elems = vec ? b.items.size() : (iov && !iov->items.empty()) ? iov->items[0].items.size() : 1;
-  if ((*flags & sym::MSG_ZEROCOPY) && f.zerocopy && want > 0 && elems > 17)
-    return skip("a MSG_ZEROCOPY send of more than 17 iovec elements (MAX_SKB_FRAGS) is not modelled");
+  // The iovec's element lengths: a MSG_ZEROCOPY send pins each as page
+  // fragments, MAX_SKB_FRAGS per skb (the engine segments as Linux does).
+  std::vector<uint32_t> elems;
+  const Expr* iov = msg ? b.field("msg_iov") : vec ? &b : nullptr;
+  if (iov && msg && !iov->items.empty()) iov = &iov->items[0];
+  if (iov) {
+    auto l = iov_lens(*iov);
+    if (!l) return stopped(l);
+    elems = std::move(*l);
+  }
   // RFC 7413 client: MSG_FASTOPEN, or the first write after a
   // TCP_FASTOPEN_CONNECT connect() that held the SYN back.
   if ((*flags & sym::MSG_FASTOPEN) || r_.stack_->fastopen_deferred(f.sock)) {
@@ -369,8 +383,23 @@ Status SyscallCtx::data_calls() {
     const bool unspec = to && to->kind == Expr::Kind::kWord && to->text == "AF_UNSPEC";
     return fastopen_write_call(f, want, *flags, blocking, unspec);
   }
-  return write_call(f, want, *flags, blocking);
+  return write_call(f, want, *flags, blocking, std::move(elems));
 }
+
+namespace {
+
+// The iovec elements left once `done` bytes of them are queued.
+std::vector<uint32_t> iov_rest(const std::vector<uint32_t>& lens, size_t done) {
+  std::vector<uint32_t> rest;
+  size_t off = 0;
+  for (uint32_t l : lens) {
+    if (off + l > done) rest.push_back(static_cast<uint32_t>(std::min<size_t>(l, off + l - done)));
+    off += l;
+  }
+  return rest;
+}
+
+}  // namespace
 
 Status SyscallCtx::read_call(FdEntry& f, size_t want, int flags, bool blocking) {
   auto cm = s_.name == "recvmsg" ? expected_cm_inq(**arg(1)) : std::optional<int64_t>();
@@ -392,22 +421,21 @@ Status SyscallCtx::read_call(FdEntry& f, size_t want, int flags, bool blocking) 
 }
 
 // Writes: a blocking write returns when all of it is queued (or on error).
-Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking) {
-  // MSG_ZEROCOPY: the engine copies, as Linux does when it cannot pin pages;
-  // without SO_ZEROCOPY Linux ignores the flag (tcp_sendmsg_locked).
-  if ((flags & sym::MSG_ZEROCOPY) && f.zerocopy && want > 0) f.zc_queued = true;
-  const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_ZEROCOPY);
+// MSG_ZEROCOPY goes to the engine, which keeps SO_ZEROCOPY and the
+// notifications (weir copies the bytes, and says so: ZEROCOPY_COPIED).
+Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking, std::vector<uint32_t> iov) {
+  const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */);
   SocketId s = f.sock;
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(0);
   auto waited = std::make_shared<bool>(false);
-  return run(blocking, [r, s, want, engine_flags, blocking, sent, waited](Time now) -> Attempt {
+  return run(blocking, [r, s, want, engine_flags, blocking, sent, waited, iov](Time now) -> Attempt {
     // A blocked writer sleeps in sk_stream_wait_memory until
     // sk_stream_write_space wakes it, i.e. until poll() reports POLLOUT
     // (or an error/hang-up), not as soon as one byte would fit.
     if (*waited && !(r->stack_->poll(s) & (ev::OUT | ev::ERR | ev::HUP))) return blocked();
     std::vector<uint8_t> buf(want - *sent, 0);
-    auto got = r->stack_->send(now, s, buf, engine_flags);
+    auto got = r->stack_->sendmsg(now, s, buf, iov_rest(iov, *sent), engine_flags);
     if (got) *sent += *got;
     if (!got && got.error() != Errc::kAgain) {
       if (*sent > 0) return done(Ret{static_cast<int64_t>(*sent), 0});
@@ -433,15 +461,14 @@ Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool 
   const SocketId s = f.sock;
   const Endpoint to{r_.cfg_.remote_ip, r_.cfg_.connect_port};
   std::vector<uint8_t> buf(want, 0);
-  const FastOpenSend fo = r_.stack_->sendto_fastopen(r_.now_, s, buf, &to, blocking);
+  const FastOpenSend fo = r_.stack_->sendto_fastopen(r_.now_, s, buf, &to, blocking, flags & sym::MSG_ZEROCOPY);
   if (!fo.connecting) return run_now(fo.err == Errc::kOk ? Ret{static_cast<int64_t>(fo.queued), 0} : from(fo.err));
   r_.sut_fd_ = fd_num;  // as connect(): this socket's SYN opens the connection under test
   f.active = true;
   r_.sut_port_ = 0;
   if (!blocking)
     return run_now(fo.queued > 0 ? Ret{static_cast<int64_t>(fo.queued), 0} : Ret{-1, EINPROGRESS});
-  const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_ZEROCOPY |
-                                     sym::MSG_FASTOPEN);
+  const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_FASTOPEN);
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(fo.queued);
   auto connected = std::make_shared<bool>(false);
@@ -600,18 +627,21 @@ Errc keep_ip_option(FdEntry& f, int opt, int32_t v) {
 Status SyscallCtx::setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val) {
   auto bytes = option_bytes(*this, val);
   if (!bytes) return stopped(bytes);
+  // SO_TIMESTAMPING: the engine records software transmit timestamps; a
+  // script asking for more (hardware, receive, OPT_STATS/PKTINFO/CMSG ...)
+  // would see Linux do what weir does not.
+  if (level == sym::SOL_SOCKET && opt == sym::SO_TIMESTAMPING) {
+    const uint32_t v = static_cast<uint32_t>(int_of(*bytes));
+    if (v & sof::MASK & ~sof::SUPPORTED)
+      return skip(fmt::format("SO_TIMESTAMPING flags 0x{:x} are not modelled (weir records software "
+                              "TX timestamps: TX_SCHED, TX_SOFTWARE, TX_ACK, SOFTWARE, OPT_ID, OPT_TSONLY)",
+                              v & sof::MASK & ~sof::SUPPORTED));
+  }
   Errc e = r_.stack_->setsockopt(r_.now_, f.sock, level, opt, *bytes);
   if (e == Errc::kNoProtoOpt && level == sym::SOL_TCP && opt == sym::TCP_INQ) {
     // TCP_INQ only changes what recvmsg() reports: the runner keeps it.
     f.inq = int_of(*bytes) != 0;
     e = Errc::kOk;
-  }
-  if (e == Errc::kNoProtoOpt && level == sym::SOL_SOCKET && opt == sym::SO_ZEROCOPY) {
-    // SO_ZEROCOPY only allows MSG_ZEROCOPY sends: the runner keeps it
-    // (Linux sock_setsockopt: 0 or 1, else EINVAL).
-    const int32_t v = int_of(*bytes);
-    e = (v == 0 || v == 1) ? Errc::kOk : Errc::kInval;
-    if (e == Errc::kOk) f.zerocopy = v == 1;
   }
   if (e == Errc::kNoProtoOpt && level == sym::SOL_IP) e = keep_ip_option(f, opt, int_of(*bytes));
   if (e == Errc::kNoProtoOpt && !is_ellipsis(s_.result)) {
@@ -635,12 +665,11 @@ Status SyscallCtx::getsockopt_call(FdEntry& f, int level, int opt, const Expr& n
   }
   len = std::min(len, buf.size());
   Errc e = r_.stack_->getsockopt(f.sock, level, opt, {buf.data(), len}, &len);
-  // Options the runner keeps itself (TCP_INQ, SO_ZEROCOPY, IP_MTU_DISCOVER).
+  // Options the runner keeps itself (TCP_INQ, IP_MTU_DISCOVER).
   const bool inq = level == sym::SOL_TCP && opt == sym::TCP_INQ;
-  const bool zc = level == sym::SOL_SOCKET && opt == sym::SO_ZEROCOPY;
   const bool pmtu = level == sym::SOL_IP && opt == sym::IP_MTU_DISCOVER;
-  if (e == Errc::kNoProtoOpt && (inq || zc || pmtu)) {
-    const int32_t v = pmtu ? f.pmtudisc : (inq ? f.inq : f.zerocopy) ? 1 : 0;
+  if (e == Errc::kNoProtoOpt && (inq || pmtu)) {
+    const int32_t v = pmtu ? f.pmtudisc : f.inq ? 1 : 0;
     std::memcpy(buf.data(), &v, 4);
     len = 4;
     e = Errc::kOk;

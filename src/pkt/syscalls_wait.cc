@@ -33,7 +33,6 @@ Status SyscallCtx::poll_calls() {
     if (!fdn) return stopped(fdn);
     auto it = r_.fds_.find(static_cast<int>(*fdn));
     if (it == r_.fds_.end()) return fail("poll(): fd is not open in the script");
-    if (it->second.zc_queued) return skip(kZerocopyWhy);
     Value events = eval(ev->items[0]);
     if (!events) return stopped(events);
     PollItem item{it->second.sock, static_cast<uint32_t>(*events), std::nullopt};
@@ -91,6 +90,7 @@ Status SyscallCtx::epoll_ctl_call(FdEntry& ep) {
     auto t = r_.fds_.find(fdn);
     if (t != r_.fds_.end()) {
       w.last_bits = r_.stack_->poll(t->second.sock);
+      w.last_reports = r_.stack_->error_reports(t->second.sock);
       r_.stack_->ioctl(t->second.sock, 0x541B, &w.last_inq);
     }
     ep.watches[fdn] = w;
@@ -139,8 +139,6 @@ std::vector<std::pair<int64_t, uint32_t>> ready_events(Runner& r, FdEntry& ep, i
 
 // epoll_wait(epfd, {events=, fd=}, maxevents, timeout)
 Status SyscallCtx::epoll_wait_call(FdEntry& ep) {
-  for (const auto& [fdn, w] : ep.watches)
-    if (auto it = r_.fds_.find(fdn); it != r_.fds_.end() && it->second.zc_queued) return skip(kZerocopyWhy);
   Value timeout = eval_arg(3);
   if (!timeout) return stopped(timeout);
   Value maxevents = eval_arg(2);

@@ -321,6 +321,7 @@ void Connection::done(Time now, Errc err) {
   if (err != Errc::kOk) error_ = err;
   rd_shut_ = true;
   wr_shut_ = true;
+  errq_purge();
   sndq_.clear();
   chunks_.clear();
   skbs_.clear();
@@ -334,7 +335,12 @@ Errc Connection::take_error() const {
   return e;
 }
 
-Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data, int flags) {
+Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data, int flags,
+                                        std::span<const uint32_t> iov) {
+  // Linux tcp_sendmsg_locked: a MSG_ZEROCOPY send takes its notification
+  // (sock_omalloc against optmem_max) before anything else: ENOBUFS.
+  if (zc_wanted(flags, data.size()) && !zc_can_merge(data.size()) && !zc_can_alloc())
+    return Unexpected(Errc::kNoBufs);
   // Linux tcp_sendmsg_locked/sk_stream_error: a pending error first, then EPIPE.
   auto fail = [this]() -> Expected<size_t, Errc> {
     Errc e = error_;
@@ -348,7 +354,7 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
     return Unexpected(Errc::kAgain);
   if (fastopen_pending()) {
     if (data.empty()) return size_t{0};
-    const size_t n = copy_to_queue(now, data);
+    const size_t n = queue_write(now, data, flags, iov);
     if (n == 0) return Unexpected(Errc::kAgain);
     mark_write_end(flags, n < data.size());
     push(now, (flags & MSG_MORE) != 0);
@@ -356,7 +362,7 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
   }
   if (state_ != State::kEstablished && state_ != State::kCloseWait) return fail();
   if (data.empty()) return size_t{0};
-  const size_t n = copy_to_queue(now, data);
+  const size_t n = queue_write(now, data, flags, iov);
   const bool partial = n < data.size();
   // Linux wait_for_space: SOCK_NOSPACE, so that tcp_check_space wakes the
   // writer (or EPOLLOUT) once a third of the buffer is free again.
@@ -484,7 +490,8 @@ uint32_t Connection::poll() const {
   // Linux tcp_poll: a TCP_FASTOPEN_CONNECT socket whose SYN waits for the
   // first write is writable, so that the application writes it.
   if (state_ == State::kSynSent && active_fo_.deferred) mask |= ev::OUT;
-  if (error_ != Errc::kOk) mask |= ev::ERR;
+  // Linux tcp_poll: sk_err, or anything on the error queue.
+  if (error_ != Errc::kOk || !errq_.empty()) mask |= ev::ERR;
   return mask;
 }
 

@@ -21,6 +21,7 @@
 
 #include "tcp/cc/cc.h"
 #include "tcp/env.h"
+#include "tcp/errqueue.h"
 #include "tcp/isn.h"
 #include "tcp/pacing.h"
 #include "tcp/receiver.h"
@@ -30,6 +31,7 @@
 #include "tcp/send_buffer.h"
 #include "tcp/timers.h"
 #include "weir/errors.h"
+#include "weir/errqueue.h"
 #include "weir/expected.h"
 #include "weir/tcp_info.h"
 
@@ -68,6 +70,9 @@ struct SockOpts {
   bool fastopen_no_cookie = false;  // TCP_FASTOPEN_NO_COOKIE
   bool fastopen_connect = false;    // TCP_FASTOPEN_CONNECT
   std::string fastopen_key;         // TCP_FASTOPEN_KEY: 16 or 32 raw bytes; empty: the sysctl's
+  bool zerocopy = false;            // SO_ZEROCOPY (Linux SOCK_ZEROCOPY)
+  uint32_t tsflags = 0;             // SO_TIMESTAMPING (Linux sk_tsflags)
+  uint32_t mark = 0;                // SO_MARK: kept and reported; weir has no policy routing or filter to match it
 };
 
 // How a listener answers a SYN under Fast Open (RFC 7413 §4.2.2): `child`
@@ -151,7 +156,10 @@ class Connection {
   uint32_t pmtu() const { return pmtu_; }
 
   // ---- user calls (RFC 9293 §3.10) ----
-  Expected<size_t, Errc> send(Time now, std::span<const uint8_t> data, int flags);
+  // `iov`: the lengths of the iovec elements (a MSG_ZEROCOPY send pins each
+  // as page fragments); empty means one element.
+  Expected<size_t, Errc> send(Time now, std::span<const uint8_t> data, int flags,
+                              std::span<const uint32_t> iov = {});
   Expected<size_t, Errc> recv(Time now, std::span<uint8_t> out, int flags);
   Errc shutdown(Time now, int how);
   // The application closes its handle; the connection lives on (orphaned)
@@ -163,6 +171,14 @@ class Connection {
   Errc getsockopt(int level, int name, std::span<uint8_t> val, size_t* len) const;
   Errc ioctl(unsigned long req, int* out) const;
   uint32_t poll() const;
+  // recvmsg(MSG_ERRQUEUE) (tcp_errqueue.cc): the oldest entry, or EAGAIN.
+  Expected<ErrQueueEntry, Errc> recv_error();
+  // sk_error_report() calls so far: a wake-up for pollers (EPOLLET).
+  uint64_t error_reports() const { return errq_.reports(); }
+  const ErrQueue& errqueue() const { return errq_; }
+  // A MSG_ZEROCOPY Fast Open send whose SYN took `queued` bytes
+  // (tcp_sendmsg_fastopen with a uarg; 0: aborted, no id used).
+  void zerocopy_syn_data(size_t requested, size_t queued);
   TcpInfo info(Time now) const;
   Errc take_error() const;  // SO_ERROR: reads and clears (sk_err is mutable, as in Linux)
 
@@ -219,6 +235,24 @@ class Connection {
   void chrono_after_xmit(Time now, bool rwnd_limited);
   void chrono_sndbuf_check(Time now);
   void queue_fin(Time now);
+  size_t queue_write(Time now, std::span<const uint8_t> data, int flags, std::span<const uint32_t> iov);
+
+  // --- tcp_errqueue.cc (MSG_ZEROCOPY notifications; SO_TIMESTAMPING)
+  bool zc_wanted(int flags, size_t size) const;
+  bool zc_can_alloc() const;
+  bool zc_can_merge(size_t size) const;
+  size_t copy_zerocopy(Time now, std::span<const uint8_t> data, std::span<const uint32_t> iov);
+  void count_frag(Seq32 from);
+  void zc_after_send(size_t size, size_t copied, bool merge);
+  void tstamp_after_send(size_t copied);
+  Errc set_timestamping(uint32_t val);
+  // Every transmission of [seq, end) (__dev_queue_xmit SCHED, skb_tx_timestamp SND).
+  void tstamp_on_xmit(Time now, Seq32 seq, Seq32 end, bool sent);
+  // SND.UNA moves from prior_una to ack (tcp_clean_rtx_queue: ACK
+  // timestamps, zerocopy completions). Before the bytes leave sndq_.
+  void errq_on_ack(Time now, Seq32 prior_una, Seq32 ack);
+  void errq_purge();  // tcp_write_queue_purge
+  void queue_tstamp(Time now, uint32_t type, Seq32 key, Seq32 from, Seq32 to);
   // Inline test first: with no sink (the usual case) an event costs a load
   // and a branch, not a call that sets up a sample (several per segment).
   void trace_event(Time now, TraceEvent ev, uint64_t a = 0, uint64_t b = 0) const {
@@ -291,7 +325,7 @@ class Connection {
   void prune_chunks();
   // The handshake's acknowledgment of our SYN moves SND.UNA past it and any
   // SYN data it covers (tcp_input_syn.cc).
-  void ack_syn(Seq32 ack);
+  void ack_syn(Time now, Seq32 ack);
   bool forced_push(Seq32 seq) const;
   size_t chunk_index(Seq32 seq) const;  // the chunk holding byte `seq`, or chunks_.size()
   bool psh_end(Seq32 end) const;        // a PSH-marked chunk ends at `end`
@@ -397,11 +431,38 @@ class Connection {
     Seq32 end;
     bool psh = false;
     bool eor = false;
+    // Page fragments of MSG_ZEROCOPY data (Linux nr_frags): a chunk takes
+    // no more data at kMaxSkbFrags (skb_zerocopy_iter_stream -EMSGSIZE).
+    uint8_t frags = 0;
   };
+  static constexpr uint8_t kMaxSkbFrags = 17;  // MAX_SKB_FRAGS with 4 KiB pages
   static constexpr size_t kMaxChunks = 4096;
   std::deque<Chunk> chunks_;
   mutable size_t chunk_hint_ = 0;  // chunk_index's last answer (only a hint: checked)
   Seq32 pushed_seq_;  // Linux pushed_seq: write_seq at the last PSH mark
+
+  // MSG_ZEROCOPY (Linux ubuf_info_msgzc): one pending notification per
+  // send, or per run of sends that joined the same unsent skb
+  // (msg_zerocopy_realloc); `last` is the newest send's last byte.
+  struct ZcNotification {
+    uint32_t id = 0;
+    uint32_t len = 0;
+    uint32_t bytelen = 0;
+    Seq32 last;
+  };
+  std::deque<ZcNotification> zc_pending_;
+  uint32_t zckey_ = 0;  // sk_zckey: the next notification id
+  // SO_TIMESTAMPING: the last byte of each timestamped send (shinfo->tskey)
+  // with what to record; one per skb, as Linux keeps it in skb_shinfo.
+  struct TxStamp {
+    Seq32 key;
+    bool sched = false;
+    bool snd = false;
+    bool ack = false;
+  };
+  std::deque<TxStamp> tx_stamps_;
+  Seq32 tskey_base_;  // sk_tskey: SND.UNA (or write_seq) when OPT_ID was set
+  ErrQueue errq_;
 
   Receiver rcv_;
   Scoreboard sb_;

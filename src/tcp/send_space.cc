@@ -112,7 +112,7 @@ bool Connection::queues_empty() const { return snd_.una == write_seq_; }
 uint32_t Connection::tail_room(uint32_t goal) const {
   if (chunks_.empty()) return 0;
   const Chunk& tail = chunks_.back();
-  if (tail.eor || tail.end <= snd_.nxt) return 0;
+  if (tail.eor || tail.frags >= kMaxSkbFrags || tail.end <= snd_.nxt) return 0;
   const Seq32 start = chunks_.size() >= 2 ? chunks_[chunks_.size() - 2].end : snd_.una;
   const uint32_t len = seq_len(seq_max(start, snd_.nxt), tail.end);
   return len < goal ? goal - len : 0;

@@ -18,6 +18,10 @@ constexpr uint32_t kSockMinSndbuf = 4608;  // Linux SOCK_MIN_SNDBUF (2 * skb ove
 constexpr int kMaxKeepIdle = 32767;        // Linux MAX_TCP_KEEPIDLE
 constexpr int kMaxKeepIntvl = 32767;
 constexpr int kMaxKeepCnt = 127;
+// Linux values (asm-generic/socket.h): SO_TIMESTAMPING is SO_TIMESTAMPING_OLD
+// on 64-bit, whatever the libc headers map the name to.
+constexpr int kSoTimestamping = 37;
+constexpr int kSoZerocopy = 60;
 
 bool get_int(std::span<const uint8_t> v, int& out) {
   if (v.size() < sizeof(int)) return false;
@@ -87,6 +91,15 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
         else if (!(state_ == State::kFinWait2 && orphan_)) timers_.cancel(TimerKind::kKeepalive);
         return Errc::kOk;
       case SO_REUSEADDR: opts_.reuseaddr = v != 0; return Errc::kOk;
+      case kSoZerocopy:
+        // Linux sk_setsockopt: a boolean for TCP sockets, in any state.
+        if (v < 0 || v > 1) return Errc::kInval;
+        opts_.zerocopy = v == 1;
+        return Errc::kOk;
+      case kSoTimestamping: return set_timestamping(static_cast<uint32_t>(v));
+      case SO_MARK:  // Linux checks CAP_NET_ADMIN; the driver embedding weir is trusted
+        opts_.mark = static_cast<uint32_t>(v);
+        return Errc::kOk;
       case SO_MAX_PACING_RATE:  // bytes/s; ~0U: unlimited (tcp/pacing.h)
         set_max_pacing_rate(ccs_, static_cast<uint32_t>(v) == ~0u ? ~uint64_t{0} : static_cast<uint32_t>(v));
         return Errc::kOk;
@@ -175,6 +188,9 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       case SO_RCVLOWAT: return put_int(val, len, static_cast<int>(opts_.rcvlowat));
       case SO_KEEPALIVE: return put_int(val, len, opts_.keepalive);
       case SO_REUSEADDR: return put_int(val, len, opts_.reuseaddr);
+      case kSoZerocopy: return put_int(val, len, opts_.zerocopy);
+      case SO_MARK: return put_int(val, len, static_cast<int>(opts_.mark));
+      case kSoTimestamping: return put_int(val, len, static_cast<int>(opts_.tsflags));
       case SO_MAX_PACING_RATE:
         return put_int(val, len, static_cast<int>(std::min<uint64_t>(ccs_.max_pacing_rate, ~0u)));
       case SO_ERROR: return put_int(val, len, static_cast<int>(take_error()));

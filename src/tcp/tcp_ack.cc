@@ -195,6 +195,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
       (!sb_.empty() || nblocks) ? sb_.on_ack(seq_max(data_ack, snd_.una), sacks, now) : AckResult{};
   if (ack > prior_una) {
     const uint32_t acked_data = seq_len(prior_una, seq_min(ack, write_seq_));
+    if (!zc_pending_.empty() || !tx_stamps_.empty()) errq_on_ack(now, prior_una, ack);
     sndq_.consume(acked_data);
     bytes_acked_ += seq_len(prior_una, ack);
     snd_.una = ack;

@@ -185,7 +185,7 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
     }
     // A simultaneous open's SYN data, acknowledged by the peer's SYN-ACK,
     // is acknowledged as in SYN-SENT. A passive open has no SYN data.
-    ack_syn(seg.h.ack);
+    ack_syn(now, seg.h.ack);
     write_seq_ = seq_max(write_seq_, snd_.una);
     snd_sml_ = snd_.una;
     snd_.wnd = uint32_t{seg.h.window} << snd_.wscale;

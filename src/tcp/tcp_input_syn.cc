@@ -52,8 +52,9 @@ void Connection::send_reset_for(Time now, const InSegment& seg) {
 // leaves the write queue and counts in bytes_acked (Linux tcp_ack ->
 // tcp_snd_una_update, tcp_clean_rtx_queue on the SYN-data skb); RFC 5961
 // §5.2's old-ACK bound uses bytes_acked. A plain SYN acknowledges no data.
-void Connection::ack_syn(Seq32 ack) {
+void Connection::ack_syn(Time now, Seq32 ack) {
   const uint32_t data_acked = seq_len(snd_.iss + 1, seq_max(ack, snd_.iss + 1));
+  if (!zc_pending_.empty()) errq_on_ack(now, snd_.una, ack);  // a MSG_ZEROCOPY SYN's data
   if (data_acked > 0) {
     sndq_.consume(data_acked);
     bytes_acked_ += data_acked;
@@ -107,7 +108,7 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
   }
   finish_syn_negotiation(now, h.seq);
   if (h.has(ACK)) {
-    ack_syn(h.ack);
+    ack_syn(now, h.ack);
     // tcp_clean_rtx_queue delivers the SYN's skb; a wholly acknowledged
     // SYN-data skb is counted and taken back (tcp_rcv_fastopen_synack:
     // "SYN-data is counted as two separate packets in tcp_ack()").

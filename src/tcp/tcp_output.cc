@@ -206,7 +206,9 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   wire::TcpHeader h = header(flags, seq);
   add_ts(h, now);
   const bool was_idle = sb_.packets_out() == 0;
-  if (emit(now, h, wire::PayloadView(pieces[0], pieces[1])) == XmitResult::kDropped) {
+  const XmitResult xr = emit(now, h, wire::PayloadView(pieces[0], pieces[1]));
+  if (!tx_stamps_.empty() && len > 0) tstamp_on_xmit(now, seq, end, xr == XmitResult::kSent);
+  if (xr == XmitResult::kDropped) {
     on_segment_dropped(now, SeqRange{seq, end}, retransmit, tlp);
     return false;
   }
