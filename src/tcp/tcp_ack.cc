@@ -49,12 +49,11 @@ void Connection::rtt_from_ack(Time now, const InSegment& seg, const AckResult& r
 // the RecoveryMachine: RACK-TLP, RFC 6675 dupthresh, NewReno, F-RTO, undo).
 recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg, const AckResult& r,
                                                   Seq32 prior_una, bool win_update) {
-  recovery::RecoveryAck ra;
+  recovery::RecoveryAck ra(r);
   ra.now = now;
   ra.prior_snd_una = prior_una;
   ra.snd_una = snd_.una;
   ra.snd_nxt = snd_.nxt;
-  ra.sb = r;
   ra.data = !seg.payload.empty();
   ra.win_update = win_update;
   ra.ece = ecn_echo(seg.h);

@@ -67,11 +67,11 @@ class Conn {
     const Seq32 prior_una = sb_.high_ack();
     const uint32_t prior_in_flight = sb_.in_flight();
     (void)prior_in_flight;
-    recovery::RecoveryAck in;
+    sb_.set_rack_min_rtt(min_rtt);  // as the engine does before each ACK
+    const AckResult r = sb_.on_ack(seq(cum), blocks, now_);
+    recovery::RecoveryAck in(r);
     in.now = now_;
     in.prior_snd_una = prior_una;
-    sb_.set_rack_min_rtt(min_rtt);  // as the engine does before each ACK
-    in.sb = sb_.on_ack(seq(cum), blocks, now_);
     in.snd_una = sb_.high_ack();
     in.snd_nxt = sb_.high_data();
     in.ts_ecr = ts_ecr;

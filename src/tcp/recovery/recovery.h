@@ -58,13 +58,16 @@ struct RecoveryConfig {
   int tcp_early_retrans = 3;
 };
 
-// One ACK, after Scoreboard::on_ack().
+// One ACK, after Scoreboard::on_ack(). `sb` refers to the caller's result
+// (a copy cost ~40 instructions per ACK); it must outlive the RecoveryAck.
 struct RecoveryAck {
+  explicit RecoveryAck(const AckResult& r) : sb(r) {}
+
   Time now;
   Seq32 prior_snd_una;
   Seq32 snd_una;                  // after the ACK
   Seq32 snd_nxt;
-  AckResult sb;                   // what the scoreboard did
+  const AckResult& sb;            // what the scoreboard did
   bool data = false;              // the segment carried data (FLAG_DATA)
   bool win_update = false;        // it updated the send window (FLAG_WIN_UPDATE)
   bool ece = false;               // ECN-Echo (FLAG_ECE)

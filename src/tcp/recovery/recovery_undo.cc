@@ -209,7 +209,8 @@ RecoveryResult RecoveryMachine::on_reo_timeout(Time now, Seq32 snd_una, Seq32 sn
   out.reo_timeout = r.reo_timeout;
   if (prior_in_flight != sb.in_flight()) {
     if (ca_state_ != CaState::Recovery) {
-      RecoveryAck in;
+      const AckResult no_ack{};  // a timer, not an ACK: the scoreboard did nothing
+      RecoveryAck in(no_ack);
       in.now = now;
       in.snd_una = in.prior_snd_una = snd_una;
       in.snd_nxt = snd_nxt;
