@@ -304,6 +304,7 @@ class Connection {
 
   // --- tcp_output.cc
   wire::TcpHeader header(uint8_t flags, Seq32 seq) const;
+  wire::TcpHeader& tx_header(uint8_t flags, Seq32 seq);  // header() in the reused template
   void add_ts(wire::TcpHeader& h, Time now) const;
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
   void on_local_drop(Time now);  // tcp_enter_cwr on NET_XMIT_DROP
@@ -484,6 +485,10 @@ class Connection {
     bool demand_cwr = false;  // a CE mark arrived: ECE on every segment until CWR comes
     bool seen = false;        // an ECT or CE packet arrived (TCPI_OPT_ECN_SEEN)
   } ecn_;
+
+  // The header of data segments and ACKs, reused (tx_header): building a
+  // fresh ~290-byte TcpHeader cost its zeroing on every segment sent.
+  wire::TcpHeader tx_hdr_;
 
   // Negotiated options.
   bool ts_ok_ = false;

@@ -211,6 +211,9 @@ class Receiver {
   // SACK blocks for the next segment, D-SACK first (RFC 2883 §4), then the
   // block with the latest arrival (RFC 2018 §4). Returns the count written.
   size_t sack_blocks(std::span<SeqRange> out, size_t max_blocks) const;
+  // Whether sack_blocks could write any: a D-SACK or data held out of order
+  // (inline: an in-order flow skips the call on every segment sent).
+  bool has_sack_blocks() const { return dsack_ || !ofo_.empty() || ofo_fin_; }
   // A segment with ACK was sent: clears the pending ACK and D-SACK, counts
   // down quick-ACK mode (Linux tcp_event_ack_sent).
   void on_ack_sent(Time now);

@@ -25,6 +25,23 @@ wire::TcpHeader Connection::header(uint8_t flags, Seq32 seq) const {
   return h;
 }
 
+// header(flags, seq) written into tx_hdr_, for segments that are not SYNs.
+// Only the fields a non-SYN segment sets are written (ports, sequence
+// numbers, flags, window by emit, timestamps, SACK blocks): no other option
+// is ever set on it, so the rest of the template stays as constructed.
+wire::TcpHeader& Connection::tx_header(uint8_t flags, Seq32 seq) {
+  wire::TcpHeader& h = tx_hdr_;
+  h.src_port = tuple_.local.port;
+  h.dst_port = tuple_.remote.port;
+  h.seq = seq;
+  h.ack = (flags & ACK) ? rcv_.rcv_nxt() : Seq32();
+  h.flags = flags;
+  h.window = 0;
+  h.options.ts.reset();
+  h.options.sack_count = 0;
+  return h;
+}
+
 void Connection::add_ts(wire::TcpHeader& h, Time now) const {
   // RFC 7323 §5.4: a 1 ms clock; Linux adds a per-connection offset.
   if (ts_ok_) h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, ts_recent_};
@@ -33,14 +50,17 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
 XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payload) {
   if (!h.has(SYN)) {
     h.window = rcv_.select_window(env_.counters());
-    if (sack_ok_ && !h.has(RST)) {
-      std::array<SeqRange, wire::kMaxSackBlocks> blocks{};
+    if (sack_ok_ && !h.has(RST) && rcv_.has_sack_blocks()) {
+      // Written straight into the header (no non-SYN segment has others).
       const size_t max = ts_ok_ ? 3 : 4;  // what fits in 40 bytes with TS (RFC 2018 §3)
-      const size_t n = rcv_.sack_blocks(std::span(blocks.data(), max), max);
-      for (size_t i = 0; i < n; ++i) h.options.add_sack(blocks[i]);
+      const size_t n = rcv_.sack_blocks(std::span(h.options.sack.data(), max), max);
+      h.options.sack_count = static_cast<uint8_t>(n);
     }
   }
   const uint8_t ecn = h.has(SYN) ? 0 : ecn_send(h, payload.size());  // RFC 3168 §6.1.1: SYNs are not-ECT
+  // Read before the output: a device that delivers synchronously back into
+  // the stack may send again from this connection, reusing tx_hdr_.
+  const bool has_ack = h.has(ACK);
   const XmitResult r = env_.output(tuple_, h, payload, ecn);
   // Linux __tcp_transmit_skb counts TCP_MIB_OUTSEGS and segs_out and runs
   // tcp_event_ack_sent before queue_xmit: a segment the device drops still
@@ -48,7 +68,7 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   // error; the next segment carries the acknowledgment).
   env_.counters().inc(Counter::TcpOutSegs);
   ++segs_out_;
-  if (h.has(ACK) && synchronized_rcv_) {
+  if (has_ack && synchronized_rcv_) {
     rcv_.on_ack_sent(now);
     timers_.cancel(TimerKind::kDelAck);
   }
@@ -150,7 +170,7 @@ XmitResult Connection::send_synack(Time now) {
 }
 
 void Connection::send_ack(Time now) {
-  wire::TcpHeader h = header(ACK, snd_.nxt);
+  wire::TcpHeader& h = tx_header(ACK, snd_.nxt);
   add_ts(h, now);
   emit(now, h, {});
 }
@@ -203,7 +223,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
     if (!psh) psh = psh_end(end);
     if (*psh) flags |= PSH;
   }
-  wire::TcpHeader h = header(flags, seq);
+  wire::TcpHeader& h = tx_header(flags, seq);
   add_ts(h, now);
   const bool was_idle = sb_.packets_out() == 0;
   const XmitResult xr = emit(now, h, wire::PayloadView(pieces[0], pieces[1]));
