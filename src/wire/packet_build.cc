@@ -43,6 +43,18 @@ void write_ipv6(const IpInfo& ip, size_t payload_len, uint8_t* p) {
   std::memcpy(p + 24, ip.dst.bytes().data(), 16);
 }
 
+// RFC 1071 over the fixed 20 bytes of the TCP header as emit_tcp writes
+// them (checksum field zero), added from the field values rather than read
+// back from the packet, as write_ipv4 does for the IPv4 header.
+uint32_t tcp_fixed_sum(const TcpHeader& h, size_t hlen) {
+  const uint32_t seq = h.seq.raw();
+  const uint32_t ack = h.ack.raw();
+  const uint64_t sum = uint64_t{h.src_port} + h.dst_port + (seq >> 16) + (seq & 0xffffu) + (ack >> 16) +
+                       (ack & 0xffffu) + ((uint32_t{static_cast<uint8_t>((hlen / 4) << 4)} << 8) | h.flags) +
+                       h.window + h.urgent;
+  return static_cast<uint32_t>(sum);
+}
+
 }  // namespace
 
 size_t tcp_packet_size(const IpInfo& ip, const TcpHeader& h, size_t payload_len) {
@@ -76,7 +88,8 @@ size_t build_tcp_packet_pieces(const IpInfo& ip, const TcpHeader& h, PayloadView
   uint8_t* tcp = p + ip_len;
   const size_t seg_len = total - ip_len;
   uint32_t sum = pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
-  sum = csum_partial({tcp, hlen}, sum);
+  sum = csum_add_at(sum, tcp_fixed_sum(h, hlen), 0);
+  if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
   size_t off = hlen;
   for (std::span<const uint8_t> piece : {payload.first, payload.second}) {
     if (piece.empty()) continue;

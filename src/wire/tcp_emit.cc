@@ -153,6 +153,11 @@ void write_items(const TcpOptions& o, OptWriter& w) {
 }  // namespace
 
 size_t write_options(const TcpOptions& o, uint8_t* out, bool pad) {
+  // No option at all (a data segment or ACK without timestamps or SACK
+  // blocks): nothing to write or pad.
+  if (o.item_count == 0 && !o.mss && !o.ts && !o.sack_permitted && !o.wscale && o.sack_count == 0 &&
+      !o.fastopen)
+    return 0;
   OptWriter w(out);
   if (o.item_count == 0) write_linux_layout(o, w);
   else write_items(o, w);
