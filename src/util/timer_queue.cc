@@ -83,12 +83,20 @@ TimerHandle TimerQueue::arm(Time deadline, uint64_t tag) {
 
 bool TimerQueue::rearm(TimerHandle h, Time deadline) {
   if (!live(h)) return false;
-  Slot& slot = slots_[h.slot];
+  move(slots_[h.slot], deadline);
+  return true;
+}
+
+// The timer orders as if freshly armed at `deadline`. At the same deadline
+// its key only grows (a later arm order), so it can only sink: the sift up
+// is skipped (a per-kind slot is re-set at an unchanged deadline on most
+// calls); the resulting order is the same.
+void TimerQueue::move(Slot& slot, Time deadline) {
+  const bool same = slot.deadline == deadline;
   slot.deadline = deadline;
   slot.order = next_order_++;
   sift_down(slot.heap_pos);
-  sift_up(slot.heap_pos);
-  return true;
+  if (!same) sift_up(slot.heap_pos);
 }
 
 bool TimerQueue::cancel(TimerHandle h) {
@@ -105,8 +113,10 @@ bool TimerQueue::set(TimerHandle& h, Time deadline, uint64_t tag) {
     return true;
   }
   if (live(h)) {
-    slots_[h.slot].tag = tag;
-    return rearm(h, deadline);
+    Slot& slot = slots_[h.slot];
+    slot.tag = tag;
+    move(slot, deadline);
+    return true;
   }
   h = arm(deadline, tag);
   return h.valid();

@@ -67,6 +67,7 @@ class TimerQueue {
   static constexpr uint32_t kFree = UINT32_MAX;
 
   bool less(uint32_t a, uint32_t b) const;
+  void move(Slot& slot, Time deadline);
   void place(size_t pos, uint32_t slot);
   void sift_up(size_t pos);
   void sift_down(size_t pos);
