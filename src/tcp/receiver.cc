@@ -38,15 +38,6 @@ Receiver::Receiver(const ReceiverConfig& cfg)
 
 // ---- buffer <-> window ------------------------------------------------------
 
-// Linux tcp_win_from_space with tcp_adv_win_scale: the share of the buffer
-// offered as window (the rest covers per-segment overhead). Data is charged
-// here by payload bytes, so the window budget is this share of the buffer.
-uint32_t Receiver::win_from_space(uint64_t space) const {
-  const int s = cfg_.tcp_adv_win_scale;
-  uint64_t w = s <= 0 ? space >> std::min(-s, 31) : space - (space >> std::min(s, 31));
-  return static_cast<uint32_t>(std::min<uint64_t>(w, UINT32_MAX));
-}
-
 uint32_t Receiver::space_from_win(uint64_t win) const {
   const int s = cfg_.tcp_adv_win_scale;
   uint64_t sp;
@@ -57,13 +48,6 @@ uint32_t Receiver::space_from_win(uint64_t win) const {
     sp = num > 1 ? (win * num + num - 2) / (num - 1) : win;
   }
   return static_cast<uint32_t>(std::min<uint64_t>(sp, UINT32_MAX));
-}
-
-uint32_t Receiver::full_space() const { return win_from_space(rcvbuf_); }
-
-uint32_t Receiver::free_space(uint32_t full) const {
-  const uint64_t used = rcvq_.size() + ofo_.bytes();
-  return used >= full ? 0 : static_cast<uint32_t>(full - used);
 }
 
 // ---- set-up -------------------------------------------------------------------
@@ -193,17 +177,6 @@ Errc Receiver::set_rcvlowat(uint32_t bytes) {
 
 // ---- the advertised window ----------------------------------------------------
 
-// Up to a whole number of window-scale units. The unit is a power of two, so
-// this is a mask, not a division (this runs for every segment sent).
-uint64_t Receiver::round_up_to_unit(uint32_t bytes) const {
-  const uint64_t unit_mask = (uint64_t{1} << rcv_wscale_) - 1;
-  return (uint64_t{bytes} + unit_mask) & ~unit_mask;
-}
-
-uint32_t Receiver::receive_window() const {
-  return seq_len(rcv_nxt_, rcv_wup_ + rcv_wnd_);  // Linux tcp_receive_window, never < 0
-}
-
 // Linux __tcp_select_window: the window the free space supports, with
 // receiver-side SWS avoidance (RFC 9293 §3.8.6.2.2): it opens only in steps
 // of rcv_ssthresh growth (2 x advmss, tcp_grow_window), unscaled windows are
@@ -252,7 +225,7 @@ void Receiver::damp_quickack(uint32_t free, uint32_t allowed) {
 // is rounded UP to the scale unit (RFC 7323 §2.4, Appendix F), so the edge never moves
 // left, even by the few bytes seed 000's Inferno receiver lost to rounding.
 uint16_t Receiver::select_window(Counters& c) {
-  flush_counters(c);
+  if (ack_compressed_unreported_ != 0) flush_counters(c);
   const uint32_t old_win = rcv_wnd_;
   const uint32_t cur = receive_window();
   const uint32_t allowed = full_space();

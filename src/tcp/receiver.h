@@ -49,6 +49,7 @@
 //      ACK if it returns true.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -237,7 +238,8 @@ class Receiver {
   // Linux tcp_fastopen_create_child: the SYN-ACK about to go out announces
   // the window from the SYN's data onwards (rcv_wup = rcv_nxt).
   void announce_from_rcv_nxt() { rcv_wup_ = rcv_nxt_; }
-  uint32_t receive_window() const;  // what is left of the advertised window
+  // What is left of the advertised window (Linux tcp_receive_window, never < 0).
+  uint32_t receive_window() const { return seq_len(rcv_nxt_, rcv_wup_ + rcv_wnd_); }
   uint8_t rcv_wscale() const { return rcv_wscale_; }
   uint32_t window_clamp() const { return window_clamp_; }
   uint32_t rcv_ssthresh() const { return rcv_ssthresh_; }
@@ -268,18 +270,36 @@ class Receiver {
   static constexpr uint32_t kCompSackNr = 44;       // net.ipv4.tcp_comp_sack_nr
   static constexpr Duration kCompSackDelay = Duration::ms(1);  // tcp_comp_sack_delay_ns
 
-  uint32_t win_from_space(uint64_t space) const;  // Linux tcp_win_from_space
+  // The helpers select_window calls for every segment sent are defined here,
+  // inline (out of line, GCC's -fPIC semantic interposition kept each a call).
+  // Linux tcp_win_from_space with tcp_adv_win_scale: the share of the buffer
+  // offered as window (the rest covers per-segment overhead). Data is charged
+  // here by payload bytes, so the window budget is this share of the buffer.
+  uint32_t win_from_space(uint64_t space) const {
+    const int s = cfg_.tcp_adv_win_scale;
+    const uint64_t w = s <= 0 ? space >> std::min(-s, 31) : space - (space >> std::min(s, 31));
+    return static_cast<uint32_t>(std::min<uint64_t>(w, UINT32_MAX));
+  }
   uint32_t space_from_win(uint64_t win) const;    // Linux tcp_space_from_win
-  uint32_t full_space() const;   // window the whole buffer allows (tcp_full_space)
+  // Window the whole buffer allows (tcp_full_space).
+  uint32_t full_space() const { return win_from_space(rcvbuf_); }
   uint32_t free_space() const { return free_space(full_space()); }  // left after queued data (tcp_space)
-  uint32_t free_space(uint32_t full) const;                         // ... given full_space()
+  uint32_t free_space(uint32_t full) const {                        // ... given full_space()
+    const uint64_t used = rcvq_.size() + ofo_.bytes();
+    return used >= full ? 0 : static_cast<uint32_t>(full - used);
+  }
   uint32_t max_window() const { return 65535u << rcv_wscale_; }  // RFC 7323 §2.3
   // Linux __tcp_select_window, in bytes, and its side effect when space runs
   // low; the forms with arguments take free_space() and full_space() computed
   // once by the caller (select_window runs per segment sent).
   uint32_t compute_window() const { return compute_window(free_space(), full_space()); }
   uint32_t compute_window(uint32_t free, uint32_t allowed) const;
-  uint64_t round_up_to_unit(uint32_t bytes) const;  // to whole window-scale units
+  // Up to a whole number of window-scale units. The unit is a power of two,
+  // so this is a mask, not a division (this runs for every segment sent).
+  uint64_t round_up_to_unit(uint32_t bytes) const {
+    const uint64_t unit_mask = (uint64_t{1} << rcv_wscale_) - 1;
+    return (uint64_t{bytes} + unit_mask) & ~unit_mask;
+  }
   void damp_quickack() { damp_quickack(free_space(), full_space()); }
   void damp_quickack(uint32_t free, uint32_t allowed);
   void apply_window_clamp(uint32_t clamp);  // Linux tcp_set_window_clamp
