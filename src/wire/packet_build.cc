@@ -43,6 +43,16 @@ void write_ipv6(const IpInfo& ip, size_t payload_len, uint8_t* p) {
   std::memcpy(p + 24, ip.dst.bytes().data(), 16);
 }
 
+// pseudo_header_sum for IPv4 (RFC 9293 §3.1: source, destination, zero,
+// PTCL, TCP length), here where the packet is known to be IPv4: the same
+// words, without the call and its address-family tests.
+uint32_t pseudo_header_sum_v4(const IpInfo& ip, size_t seg_len) {
+  const uint32_t src = ip.src.v4_host_order();
+  const uint32_t dst = ip.dst.v4_host_order();
+  return (src >> 16) + (src & 0xffffu) + (dst >> 16) + (dst & 0xffffu) + kProtoTcp +
+         static_cast<uint32_t>(seg_len & 0xffffu);
+}
+
 // RFC 1071 over the fixed 20 bytes of the TCP header as emit_tcp writes
 // them (checksum field zero), added from the field values rather than read
 // back from the packet, as write_ipv4 does for the IPv4 header.
@@ -87,8 +97,9 @@ size_t build_tcp_packet_pieces(const IpInfo& ip, const TcpHeader& h, PayloadView
   uint8_t* p = out.data();
   uint8_t* tcp = p + ip_len;
   const size_t seg_len = total - ip_len;
-  uint32_t sum = pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
-  sum = csum_add_at(sum, tcp_fixed_sum(h, hlen), 0);
+  uint32_t sum = v4 ? pseudo_header_sum_v4(ip, seg_len)
+                    : pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
+  sum += tcp_fixed_sum(h, hlen);  // both sums of a few dozen 16-bit words: no carry out
   if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
   size_t off = hlen;
   for (std::span<const uint8_t> piece : {payload.first, payload.second}) {
