@@ -150,14 +150,17 @@ void write_items(const TcpOptions& o, OptWriter& w) {
   }
 }
 
+// No option at all (a data segment or ACK without timestamps or SACK
+// blocks): nothing to write or pad. Tested here, inline, before the call.
+bool no_options(const TcpOptions& o) {
+  return o.item_count == 0 && !o.mss && !o.ts && !o.sack_permitted && !o.wscale && o.sack_count == 0 &&
+         !o.fastopen;
+}
+
 }  // namespace
 
 size_t write_options(const TcpOptions& o, uint8_t* out, bool pad) {
-  // No option at all (a data segment or ACK without timestamps or SACK
-  // blocks): nothing to write or pad.
-  if (o.item_count == 0 && !o.mss && !o.ts && !o.sack_permitted && !o.wscale && o.sack_count == 0 &&
-      !o.fastopen)
-    return 0;
+  if (no_options(o)) return 0;
   OptWriter w(out);
   if (o.item_count == 0) write_linux_layout(o, w);
   else write_items(o, w);
@@ -173,7 +176,7 @@ size_t emit_tcp(const TcpHeader& h, std::span<uint8_t> out) {
   size_t hlen = 0;
   if (out.size() >= kTcpHeaderMin + kTcpOptionsMax) {
     // Room for any options: write them and learn their length in one pass.
-    hlen = kTcpHeaderMin + write_options(h.options, p + kTcpHeaderMin, true);
+    hlen = kTcpHeaderMin + (no_options(h.options) ? 0 : write_options(h.options, p + kTcpHeaderMin, true));
   } else {
     hlen = kTcpHeaderMin + options_wire_len(h.options);
     if (out.size() < hlen) return 0;
