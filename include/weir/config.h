@@ -47,7 +47,11 @@ struct StackConfig {
   int tcp_max_syn_backlog = 128;
   uint32_t tcp_min_snd_mss = 48;
   uint32_t tcp_base_mss = 1024;
+  // RFC 4821 PLPMTUD (tcp/mtu_probe.h): 0 off, 1 after a black hole, 2 always.
   int tcp_mtu_probing = 0;
+  uint32_t tcp_probe_threshold = 8;     // bytes: the search stops below this range
+  uint32_t tcp_probe_interval_s = 600;  // the search restarts after this long
+  uint32_t tcp_mtu_probe_floor = 48;    // black-hole halving stops at this MSS
   int somaxconn = 4096;
 
   // Keepalive (seconds).

@@ -16,6 +16,7 @@
 #include "weir/errqueue.h"
 #include "weir/expected.h"
 #include "weir/netif.h"
+#include "weir/route.h"
 #include "weir/tcp_info.h"
 #include "weir/time.h"
 #include "weir/trace.h"
@@ -58,6 +59,11 @@ class Stack {
   // ---- driver side ----
   // A datagram arrived from the network. Malformed input is dropped and counted.
   void input(Time now, std::span<const uint8_t> datagram);
+  // A receive-offload aggregate (a NIC's LRO or software GRO): one datagram
+  // whose TCP payload is several segments of `gso_size` bytes each, merged
+  // in order with one header. TCP takes it as one segment, as Linux takes a
+  // GRO skb (one ACK decision; the receive MSS estimate is gso_size).
+  void input_aggregate(Time now, std::span<const uint8_t> datagram, uint16_t gso_size);
   // Runs every timer due at or before `now`, in deadline order.
   void advance(Time now);
   // The earliest time advance() has work to do; Time::never() if none.
@@ -97,6 +103,10 @@ class Stack {
                                bool will_wait = false, int flags = 0);
   bool fastopen_deferred(SocketId s) const;  // connect() returned 0, SYN not sent yet
   void flush_tcp_metrics();                  // `ip tcp_metrics flush all`: the Fast Open cookie cache
+  // `ip route add|change|replace DEST ... advmss N mtu [lock] N initcwnd N`:
+  // the metrics new connections to DEST start from (and the MTU every
+  // connection to it reads). kInval: bad prefix; kNoBufs: the table is full.
+  Errc set_route(const Route& r);
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags = 0);
   Errc shutdown(Time now, SocketId s, int how);  // SHUT_RD / SHUT_WR / SHUT_RDWR
   Errc close(Time now, SocketId s);

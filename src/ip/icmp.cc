@@ -62,6 +62,9 @@ IcmpMeaning classify(const wire::IcmpError& e) {
 // then shrink this connection at once (tcp_v4_mtu_reduced).
 void StackImpl::input_pmtu(Time now, Socket& s, uint32_t mtu, Seq32 quoted_seq) {
   const IpAddr& dst = s.conn->tuple().remote.addr;
+  // RTAX_LOCK on the route's MTU: Linux __ip_rt_update_pmtu (IPv4) and
+  // rt6_do_update_pmtu's dst_metric_locked test (IPv6) learn nothing.
+  if (route(dst).mtu_locked) return;
   const uint64_t evicted = pmtu_cache_.evictions();
   pmtu_cache_.learn(dst, mtu, netif_.mtu(), now);
   counters_.inc(Counter::WeirPmtuCacheEvictions, pmtu_cache_.evictions() - evicted);

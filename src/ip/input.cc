@@ -43,7 +43,7 @@ void count_ecn(Counters& c, const wire::IpInfo& ip) {
 
 }  // namespace
 
-void StackImpl::input(Time now, std::span<const uint8_t> datagram) {
+void StackImpl::input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size) {
   counters_.inc(Counter::IpInReceives);
   auto p = wire::parse_tcp_packet(datagram);
   if (!p) {
@@ -61,12 +61,15 @@ void StackImpl::input(Time now, std::span<const uint8_t> datagram) {
   counters_.inc(Counter::IpInDelivers);
   count_ecn(counters_, p->ip);
   counters_.inc(Counter::TcpInSegs);
-  input_tcp(now, *p);
+  input_tcp(now, *p, gso_size);
 }
 
-void StackImpl::input_tcp(Time now, const wire::TcpPacket& p) {
+void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size) {
   const FourTuple t{Endpoint{p.ip.dst, p.tcp.dst_port}, Endpoint{p.ip.src, p.tcp.src_port}};
-  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos};
+  // A gso_size not below the payload is no aggregate (Linux GRO sets it
+  // only on merged packets).
+  const uint16_t gso = gso_size < p.payload.size() ? gso_size : 0;
+  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso};
   auto it = demux_.find(t);
   if (it != demux_.end()) {
     Socket* s = find(it->second);

@@ -9,6 +9,9 @@ Stack::Stack(const StackConfig& cfg, Netif& netif) : impl_(std::make_unique<Stac
 Stack::~Stack() = default;
 
 void Stack::input(Time now, std::span<const uint8_t> d) { impl_->input(impl_->mono(now), d); }
+void Stack::input_aggregate(Time now, std::span<const uint8_t> d, uint16_t gso_size) {
+  impl_->input(impl_->mono(now), d, gso_size);
+}
 void Stack::advance(Time now) { impl_->advance(impl_->mono(now)); }
 Time Stack::next_deadline() const { return impl_->next_deadline(); }
 void Stack::add_address(const IpAddr& a) { impl_->add_address(a); }
@@ -40,6 +43,7 @@ FastOpenSend Stack::sendto_fastopen(Time now, SocketId s, std::span<const uint8_
 }
 bool Stack::fastopen_deferred(SocketId s) const { return impl_->fastopen_deferred(s); }
 void Stack::flush_tcp_metrics() { impl_->flush_tcp_metrics(); }
+Errc Stack::set_route(const Route& r) { return impl_->set_route(r); }
 Expected<size_t, Errc> Stack::recv(Time now, SocketId s, std::span<uint8_t> out, int flags) {
   return impl_->recv(impl_->mono(now), s, out, flags);
 }

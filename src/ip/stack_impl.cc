@@ -12,19 +12,55 @@ namespace weir {
 
 StackImpl::StackImpl(const StackConfig& cfg, Netif& netif) : cfg_(cfg), netif_(netif) {}
 
-uint32_t StackImpl::path_mtu(const IpAddr& remote) const {
+// Linux dst_mtu: the route's `mtu N` (RTAX_MTU; weir never sends above its
+// device's MTU, so it caps the value) or the device's, lowered by a learnt
+// PMTU exception unless the route locks its MTU (`mtu lock N`: Linux
+// __ip_rt_update_pmtu and rt6_update_exception leave a locked MTU alone).
+uint32_t StackImpl::route_mtu(const RouteMetrics& m, const IpAddr& remote) const {
+  const uint32_t dev = netif_.mtu();
+  const uint32_t mtu = m.mtu ? std::min(m.mtu, dev) : dev;
+  if (m.mtu_locked) return mtu;
   // The engine's own clock (the latest `now` seen) ages the exceptions.
   const auto learnt = pmtu_cache_.lookup(remote, last_now_);
-  return learnt ? std::min(*learnt, netif_.mtu()) : netif_.mtu();
+  return learnt ? std::min(*learnt, mtu) : mtu;
 }
+
+uint32_t StackImpl::path_mtu(const IpAddr& remote) const { return route_mtu(route(remote), remote); }
 
 // Linux tcp_current_mss checks the route's MTU on every send; weir checks
 // before each call into a connection that may send. Cheap when nothing was
-// learnt and the connection runs at the link MTU.
+// learnt, no route is set and the connection runs at the link MTU. After
+// `ip route change` the socket's cached route is obsolete but still read
+// (tcp_current_mss uses __sk_dst_get, unchecked) until a transmit re-routes
+// (refresh_dst).
 void StackImpl::sync_path_mtu(Socket& s) {
   if (!s.conn) return;
-  if (pmtu_cache_.empty() && s.conn->pmtu() == netif_.mtu()) return;
-  s.conn->sync_pmtu(path_mtu(s.conn->tuple().remote.addr));
+  const bool stale = s.dst_gen != routes_.generation();
+  if (stale && !s.dst_stale_seen) {
+    s.dst_stale_seen = true;
+    s.dst_stale_segs = s.conn->segs_out();
+  }
+  if (pmtu_cache_.empty() && routes_.empty() && s.conn->pmtu() == netif_.mtu()) return;
+  const IpAddr& remote = s.conn->tuple().remote.addr;
+  s.conn->sync_pmtu(route_mtu(stale ? s.dst_metrics : route(remote), remote));
+}
+
+// Linux ip_queue_xmit / inet6_csk_xmit: __sk_dst_check on transmit finds an
+// obsolete route and looks it up again. A socket that sent since its route
+// went stale takes the new one; otherwise it keeps a copy of its route's
+// metrics for when it does go stale.
+void StackImpl::refresh_dst(Socket& s) {
+  if (!s.conn || routes_.empty()) return;
+  if (s.dst_gen != routes_.generation()) {
+    if (!s.dst_stale_seen) {
+      s.dst_stale_seen = true;
+      s.dst_stale_segs = s.conn->segs_out();
+    }
+    if (s.conn->segs_out() == s.dst_stale_segs) return;
+    s.dst_gen = routes_.generation();
+    s.dst_stale_seen = false;
+  }
+  s.dst_metrics = route(s.conn->tuple().remote.addr);
 }
 
 bool StackImpl::take_global_challenge_ack(Time now) {
@@ -84,6 +120,7 @@ Socket& StackImpl::new_socket(bool v6) {
   auto s = std::make_unique<Socket>();
   s->id = next_id_++;
   s->v6 = v6;
+  s->dst_gen = routes_.generation();  // routes set before the socket are current for it
   Socket& ref = *s;
   sockets_.emplace(ref.id, std::move(s));
   return ref;
@@ -121,6 +158,7 @@ void StackImpl::reap(SocketId id) {
 // reached CLOSED with nobody holding it.
 void StackImpl::after_call(Socket& s) {
   const SocketId id = s.id;
+  refresh_dst(s);
   const uint8_t ev = s.conn ? s.conn->take_events() : 0;
   if (ev & tcp::conn_event::kEstablished) {
     Socket* ls = find(s.listener_parent);

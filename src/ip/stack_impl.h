@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ip/pmtu_cache.h"
+#include "ip/route_table.h"
 #include "tcp/connection.h"
 #include "tcp/listener.h"
 #include "util/siphash.h"
@@ -32,6 +33,13 @@ struct Socket {
   TimerHandle timer;
   std::unique_ptr<tcp::Connection> conn;
   std::unique_ptr<tcp::Listener> listener;
+  // The socket's cached route (Linux sk_dst_cache): the route table's
+  // generation and MTU when it was looked up. A changed table leaves it in
+  // use until the next transmit re-routes (dst_check on ip_queue_xmit).
+  uint64_t dst_gen = 0;
+  RouteMetrics dst_metrics;
+  uint32_t dst_stale_segs = 0;  // segs_out when the route was found stale
+  bool dst_stale_seen = false;
 };
 
 class StackImpl final : public tcp::TcpEnv {
@@ -46,6 +54,9 @@ class StackImpl final : public tcp::TcpEnv {
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;
+  RouteMetrics route(const IpAddr& remote) const override {
+    return routes_.empty() ? RouteMetrics{} : routes_.lookup(remote);
+  }
   bool can_gso() const override { return netif_.gso(); }
   void fastopen_cache_set(const FourTuple& t, const tcp::fastopen::CacheUpdate& u, Time now) override {
     fo_cache_.set(t.local.addr, t.remote.addr, u, now);
@@ -58,7 +69,7 @@ class StackImpl final : public tcp::TcpEnv {
   void fastopen_active_forget() override { fo_blackhole_.forget(); }
 
   // ---- driver ----
-  void input(Time now, std::span<const uint8_t> datagram);
+  void input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size = 0);
   void advance(Time now);
   Time next_deadline() const { return timers_.next_deadline(); }
   void add_address(const IpAddr& a) { addrs_.push_back(a); }
@@ -82,6 +93,7 @@ class StackImpl final : public tcp::TcpEnv {
                                bool will_wait, int flags);
   bool fastopen_deferred(SocketId s) const;
   void flush_tcp_metrics() { fo_cache_.flush(); }
+  Errc set_route(const Route& r) { return routes_.set(r); }
   const tcp::fastopen::ClientCache& fastopen_cache() const { return fo_cache_; }
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags);
   Errc shutdown(Time now, SocketId s, int how);
@@ -116,8 +128,10 @@ class StackImpl final : public tcp::TcpEnv {
   void notify(SocketId id);
   void reap(SocketId id);
   void sync_path_mtu(Socket& s);    // before a call that may send
+  uint32_t route_mtu(const RouteMetrics& m, const IpAddr& remote) const;
+  void refresh_dst(Socket& s);      // after a call: a stale route is re-looked up once sent on
 
-  void input_tcp(Time now, const wire::TcpPacket& p);
+  void input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size);
   void input_icmp(Time now, std::span<const uint8_t> datagram);
   void input_pmtu(Time now, Socket& s, uint32_t mtu, Seq32 quoted_seq);
   bool input_listener(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
@@ -150,6 +164,7 @@ class StackImpl final : public tcp::TcpEnv {
   std::map<Endpoint, SocketId> listeners_;
   TimerQueue timers_;
   PmtuCache pmtu_cache_;  // route exceptions: learnt PMTU per destination
+  RouteTable routes_;     // `ip route ... advmss/mtu/initcwnd`: per-destination metrics
   tcp::fastopen::ClientCache fo_cache_;  // RFC 7413 §4.1.3: cookies and MSS per destination
   tcp::fastopen::Blackhole fo_blackhole_;  // the stack-wide active Fast Open pause
   // RFC 7413: the Fast Open key drawn on first use when none is configured

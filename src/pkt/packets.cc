@@ -348,17 +348,22 @@ Status Runner::inject(const Event& e, const PacketSpec& p) {
 }
 
 // Hands the packet to the stack. With --mss a longer packet is a GRO
-// super-packet (packetdrill cooks it with gso_size = mss): Linux's receiver
-// takes it as one skb, answers it with one ACK decision
-// (__tcp_ack_snd_check after the whole skb) and counts rcv_mss from
-// gso_size. Fed as separate segments, weir's engine would ACK the first at
-// once (quick-ACK mode) and the script's single ACK could not match: such
-// a script skips until the engine has a batched (GRO) input.
+// super-packet (packetdrill cooks it with gso_size = mss on its tun
+// device): it goes in as one receive-offload aggregate, as Linux's receiver
+// takes it as one skb (one ACK decision in __tcp_ack_snd_check; rcv_mss
+// from gso_size in tcp_measure_rcv_mss).
 Status Runner::send_inbound(const Event& e, const PacketSpec& p, const wire::TcpHeader& h, const wire::IpInfo& ip) {
-  if (cfg_.mss != 0 && p.len > cfg_.mss)
-    return stop(Outcome::kSkip, fmt::format("an inbound GRO super-packet ({} bytes, gso_size {} from --mss) is not "
-                                            "modelled: Linux ACKs it as one skb",
-                                            p.len, cfg_.mss));
+  if (cfg_.mss != 0 && p.len > cfg_.mss && cfg_.mss <= 0xffff) {
+    std::vector<uint8_t> payload(p.len, 0);
+    auto bytes = wire::build_tcp_packet(ip, h, payload);
+    if (bytes.empty()) return stop(Outcome::kFail, "the script's packet cannot be built (too large)");
+    log(fmt::format("{} < {} {}:{}({}) gso_size {} (line {})", fmt_time(now_), wire::format_flags(h.flags),
+                    p.seq_start, p.seq_start + p.len, p.len, cfg_.mss, e.pos.line));
+    res_.packets.emplace_back(now_, bytes);
+    stack_->input_aggregate(now_, bytes, static_cast<uint16_t>(cfg_.mss));
+    if (auto s = engine_status(); !s) return s;
+    return poll_pending();
+  }
   uint32_t seg = std::max<uint32_t>(p.len, 1);
   uint32_t sent = 0;
   do {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "pkt/ip_route.h"
 #include "pkt/runner_impl.h"
 
 namespace weir::pkt {
@@ -232,6 +233,21 @@ class Shell {
     return false;
   }
 
+  // `ip [-6] route add|change|replace ... advmss N mtu [lock] N initcwnd N`:
+  // the stack's route metrics. A line iproute2 would reject fails the
+  // script (the shell command failed); a metric weir does not model skips it.
+  Status route(const std::vector<std::string>& w, const std::string& cmd) {
+    auto r = parse_ip_route(w);
+    if (!r) {
+      const Outcome o = r.error().unsupported ? Outcome::kSkip : Outcome::kFail;
+      return r_.stop(o, fmt::format("{} `{}`: {}", r.error().unsupported ? "unsupported route" : "bad route", cmd,
+                                    r.error().what));
+    }
+    if (const Errc e = r_.stack_->set_route(*r); e != Errc::kOk)
+      return r_.stop(Outcome::kFail, fmt::format("`{}`: {}", cmd, errc_name(e)));
+    return ok();
+  }
+
   Status one(const std::string& cmd) {
     // `a || b`: b runs when a fails (a sysctl this kernel lacks falls back
     // to another command, e.g. tcp_fastopen_cookies || ip tcp_metrics flush).
@@ -259,6 +275,7 @@ class Shell {
       if (w.size() >= 3 && w[2] == "flush") r_.stack_->flush_tcp_metrics();
       return ok();
     }
+    if (is_ip_route(w)) return route(w, cmd);
     if (auto s = device(w, cmd)) return *s;
     return r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`", cmd));
   }

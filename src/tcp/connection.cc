@@ -151,6 +151,8 @@ void Connection::update_mss(uint32_t pmtu) {
   }
   const uint32_t opt = tcp_options_size();
   mss_cache_ = mss > opt ? mss - opt : 1;
+  // RFC 4821 §7.3: while searching, the MSS is what search_low proved.
+  mss_cache_ = mtup_.sync(pmtu, mss_cache_, mss_math());
   ccs_.mss = mss_cache_;
 }
 
@@ -165,8 +167,15 @@ void Connection::init_mss() {
   // ip_rt_min_advmss 256 / ip6_rt_min_advmss 1220.
   const uint32_t min_advmss = v4 ? 256 : 1220;
   advmss_ = std::max(path > ip_hdr + 20 ? path - ip_hdr - 20 : 0, min_advmss);
+  // Linux dst_metric_advmss: a route's `advmss N` (RTAX_ADVMSS) replaces
+  // the MTU-derived value as it is; tcp_init_cwnd: its `initcwnd N`
+  // (RTAX_INITCWND) replaces TCP_INIT_CWND.
+  const RouteMetrics route = env_.route(tuple_.remote.addr);
+  if (route.advmss) advmss_ = route.advmss;
   if (opts_.user_mss) advmss_ = std::min<uint32_t>(advmss_, opts_.user_mss);
-  update_mss(env_.path_mtu(tuple_.remote.addr));
+  init_cwnd_ = route.initcwnd ? route.initcwnd : env_.cfg().initial_cwnd;
+  ccs_.snd_cwnd = init_cwnd_;
+  update_mss(path);
 }
 
 // Linux tcp_v4_err / tcp_v6_err: between(seq, snd_una, snd_nxt), both ends
@@ -204,6 +213,7 @@ void Connection::init_active(Time now, const FourTuple& t) {
   snd_sml_ = snd_.iss;
   ts_offset_ = timestamp_offset(cfg.secret, t);
   peer_mss_ = 536;
+  mtup_.init(mtup_config(), mss_math(), now);  // Linux tcp_connect_init: before tcp_sync_mss
   init_mss();
   const InitialWindow iw = rcv_.select_initial_window(advmss_, cfg.tcp_window_scaling);
   rcv_wscale_offer_ = iw.rcv_wscale;
@@ -298,6 +308,9 @@ void Connection::become_established(Time now) {
   retrans_stamp_ = Time::never();
   timers_.cancel(TimerKind::kRetransmit);
   update_mss(pmtu_);
+  // Linux tcp_init_transfer -> tcp_mtup_init, after the MSS was synced: the
+  // search starts from the peer's MSS now known (RFC 4821 §7.2).
+  mtup_.init(mtup_config(), mss_math(), now);
   // HyStart's first round ends at today's SND.NXT (Linux bictcp_init ->
   // bictcp_hystart_reset reads tp->snd_nxt): the cc view must be current
   // before init, or the round end lies half the sequence space away and no

@@ -23,6 +23,7 @@
 #include "tcp/env.h"
 #include "tcp/errqueue.h"
 #include "tcp/isn.h"
+#include "tcp/mtu_probe.h"
 #include "tcp/pacing.h"
 #include "tcp/receiver.h"
 #include "tcp/recovery/recovery.h"
@@ -154,6 +155,7 @@ class Connection {
   // connection learnt a lower one, or the learnt one expired).
   void sync_pmtu(uint32_t path_mtu);
   uint32_t pmtu() const { return pmtu_; }
+  uint32_t segs_out() const { return segs_out_; }
 
   // ---- user calls (RFC 9293 §3.10) ----
   // `iov`: the lengths of the iovec elements (a MSG_ZEROCOPY send pins each
@@ -216,6 +218,14 @@ class Connection {
   void init_mss();
   uint32_t current_mss() const { return mss_cache_; }
   void update_mss(uint32_t pmtu);
+
+  // --- tcp_mtu_probe.cc (RFC 4821 PLPMTUD; the search is mtu_probe.h's)
+  MssMath mss_math() const;
+  MtupConfig mtup_config() const;
+  MtuProbe::Verdict mtu_probe(Time now);
+  void mtu_probe_success(Time now);
+  void mtu_probe_failed(Time now);
+  void mtu_blackhole(Time now);
 
   // --- send_space.cc (the send buffer as Linux accounts it)
   uint64_t wmem_queued() const;              // sk_wmem_queued
@@ -502,6 +512,9 @@ class Connection {
   uint32_t advmss_ = 1460;        // what we announce
   uint32_t pmtu_ = 1500;
   uint32_t mss_cache_ = 536;      // effective send MSS, options excluded
+  uint32_t init_cwnd_ = 10;       // Linux tcp_init_cwnd: the route's initcwnd or TCP_INIT_CWND
+  MtuProbe mtup_;                 // Linux icsk_mtup
+  bool sending_probe_ = false;    // send_one: the segment is one packet however long
   uint32_t sndbuf_ = 0;
 
   // Retransmission and recovery (Linux icsk_* and tcp_sock fields).

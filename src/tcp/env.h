@@ -12,6 +12,7 @@
 #include "weir/config.h"
 #include "weir/counters.h"
 #include "weir/netif.h"
+#include "weir/route.h"
 #include "weir/time.h"
 #include "weir/trace.h"
 #include "wire/packet.h"
@@ -38,6 +39,12 @@ class TcpEnv {
   // The path MTU toward a destination: the link's, or a lower one learnt
   // from ICMP and not yet expired (Linux dst_mtu with route exceptions).
   virtual uint32_t path_mtu(const IpAddr& remote) const = 0;
+  // The route's metrics toward a destination (advmss, initcwnd; Linux
+  // dst_metric). All zero: no route sets them.
+  virtual RouteMetrics route(const IpAddr& remote) const {
+    (void)remote;
+    return {};
+  }
   // Whether the device the segments leave by takes GSO super-packets
   // (Netif::gso): the gate of TSO deferral (tso_defer.h).
   virtual bool can_gso() const { return false; }
@@ -63,6 +70,9 @@ struct InSegment {
   const wire::TcpHeader& h;
   std::span<const uint8_t> payload;
   uint8_t tos = 0;
+  // A GRO/LRO aggregate (several segments of gso_size bytes delivered as
+  // one, Linux skb_shinfo(skb)->gso_size); 0: one segment as sent.
+  uint16_t gso_size = 0;
   uint32_t len() const {  // SEG.LEN counts SYN and FIN (RFC 9293 §3.4)
     return static_cast<uint32_t>(payload.size()) + (h.has(wire::tcp_flag::SYN) ? 1 : 0) +
            (h.has(wire::tcp_flag::FIN) ? 1 : 0);

@@ -10,9 +10,10 @@
 namespace weir::tcp {
 
 // Linux tcp_event_data_recv: in-order data arrived.
-void Receiver::event_data_recv(Time now, uint32_t len, Duration rto) {
+void Receiver::event_data_recv(Time now, uint32_t len, Duration rto, uint32_t gso_size) {
   ack_pending_ = true;
-  measure_rcv_mss(len);
+  // Linux tcp_measure_rcv_mss: an aggregate's segments are gso_size long.
+  measure_rcv_mss(gso_size ? gso_size : len);
   rcv_rtt_measure(now);
   const Duration ato_min = cfg_.ato_min;
   if (ato_ == Duration::zero()) {

@@ -99,7 +99,7 @@ DataOutcome Receiver::on_data(Time now, const DataSegment& seg, Duration rto, Du
     fin = false;
   }
   if (seq == rcv_nxt_) {
-    queue_in_order(now, data, fin, rto, out, c);
+    queue_in_order(now, data, fin, rto, seg.gso_size, out, c);
   } else {
     queue_ofo(seq, data, fin, out, c);
   }
@@ -166,7 +166,7 @@ void Receiver::on_unacceptable(Seq32 seq, uint32_t seg_len, Counters& c) {
 }
 
 void Receiver::queue_in_order(Time now, std::span<const uint8_t> data, bool fin, Duration rto,
-                              DataOutcome& out, Counters& c) {
+                              uint32_t gso_size, DataOutcome& out, Counters& c) {
   const auto len = static_cast<uint32_t>(data.size());
   if (len > 0) {
     // Linux tcp_try_rmem_schedule: make room by pruning out-of-order data
@@ -195,7 +195,7 @@ void Receiver::queue_in_order(Time now, std::span<const uint8_t> data, bool fin,
     rcv_nxt_ += len;
     bytes_received_ += len;
     out.in_order += len;
-    event_data_recv(now, len, rto);
+    event_data_recv(now, len, rto, gso_size);
   }
   ack_pending_ = true;
   if (fin) {

@@ -113,6 +113,9 @@ struct DataSegment {
   // The raw TSecr the age was computed from, so that a TSecr repeated across a
   // burst is sampled once (Linux rcv_rtt_last_tsecr). 0: not given.
   uint32_t tsecr = 0;
+  // A GRO/LRO aggregate of segments of this size (Linux
+  // skb_shinfo(skb)->gso_size); 0: one segment as sent.
+  uint32_t gso_size = 0;
 };
 
 // Why (part of) a segment was not accepted.
@@ -306,7 +309,7 @@ class Receiver {
   void init_buffer_space(Time now);         // Linux tcp_init_buffer_space
   void grow_window(uint32_t len);           // Linux tcp_grow_window
   void measure_rcv_mss(uint32_t len);       // Linux tcp_measure_rcv_mss
-  void event_data_recv(Time now, uint32_t len, Duration rto);  // tcp_event_data_recv
+  void event_data_recv(Time now, uint32_t len, Duration rto, uint32_t gso_size);  // tcp_event_data_recv
   void rcv_rtt_measure(Time now);                  // per-window sample
   void rcv_rtt_update(Duration sample, bool win_dep);
   void rcv_space_adjust(Time now);                 // Linux tcp_rcv_space_adjust
@@ -321,7 +324,7 @@ class Receiver {
   // The pieces of on_data().
   DataOutcome on_old_data(Seq32 seq, uint32_t len, Seq32 end, Counters& c);
   void queue_in_order(Time now, std::span<const uint8_t> data, bool fin, Duration rto,
-                      DataOutcome& out, Counters& c);
+                      uint32_t gso_size, DataOutcome& out, Counters& c);
   void queue_ofo(Seq32 seq, std::span<const uint8_t> data, bool fin, DataOutcome& out,
                  Counters& c);
   uint64_t charged() const { return rcvq_.size() + ofo_.mem(); }

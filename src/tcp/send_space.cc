@@ -123,7 +123,7 @@ uint32_t Connection::tail_room(uint32_t goal) const {
 void Connection::open_chunk(Time now) {
   chunks_.push_back(Chunk{write_seq_, false, false});
   chrono_.start(now, Chrono::kBusy);
-  cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
+  cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), init_cwnd_,
                                   env_.cfg().tcp_slow_start_after_idle != 0, now);
 }
 

@@ -65,6 +65,7 @@ recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg
   ra.delivered = delivered_;
   ra.can_send_new_data = seq_len(snd_.nxt, write_seq_) > 0 && usable_window() > 0;
   ra.max_window = snd_.max_wnd;
+  ra.mtu_probe_at_una = mtup_.lost_at(snd_.una);
   const uint32_t prior_reductions = rec_.reductions();
   recovery::RecoveryResult out = rec_.on_ack(ra, sb_, *cc_, ccs_, env_.counters());
   // Linux tcp_dsack_seen: tp->dsack_dups counts D-SACKed segments, and a
@@ -78,6 +79,7 @@ recovery::RecoveryResult Connection::run_recovery(Time now, const InSegment& seg
   }
   if (out.undone) trace_event(now, TraceEvent::kUndo, ccs_.snd_cwnd);
   if (out.reset_retransmits) retransmits_ = 0;
+  if (out.mtu_probe_lost) mtu_probe_failed(now);
   return out;
 }
 
@@ -183,7 +185,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   // sent checks for an idle restart (tcp_slow_start_after_idle_check, RFC
   // 5681 §4.1) before anything goes out; packets_out is still pre-ACK.
   if (snd_.wnd != wnd_before && seq_len(snd_.nxt, write_seq_) > 0)
-    cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), env_.cfg().initial_cwnd,
+    cc::slow_start_after_idle_check(*cc_, ccs_, rtt_.rto(), init_cwnd_,
                                     env_.cfg().tcp_slow_start_after_idle != 0, now);
   const Seq32 data_ack = seq_min(ack, sb_.high_data());
   sb_.set_rack_min_rtt(rtt_.min_rtt());  // Linux tcp_rack_advance: min_rtt before this ACK
@@ -201,6 +203,8 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     retransmits_ = 0;
     retrans_stamp_ = Time::never();
     events_ |= conn_event::kReadiness;
+    // Linux tcp_clean_rtx_queue: the probe is acknowledged (RFC 4821 §7.6.2).
+    if (mtup_.acked_by(snd_.una)) mtu_probe_success(now);
   }
   delivered_ += r.delivered_packets;
   ccs_.snd_una = snd_.una;

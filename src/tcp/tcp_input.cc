@@ -241,6 +241,7 @@ void Connection::process_data(Time now, const InSegment& seg) {
   d.seq = seg.h.seq + (seg.h.has(SYN) ? 1 : 0);
   d.payload = seg.payload;
   d.fin = seg.h.has(FIN);
+  d.gso_size = seg.gso_size;
   bool cwr_ack = false;
   // The receiver's quick-ACK flag for ECN (Linux tcp_ecn_check_ce decides
   // when a mark deserves quick ACKs; a non-ECN connection ignores marks).

@@ -249,7 +249,8 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
       trace_event(now, TraceEvent::kRetransmit, seq.raw(), end.raw());
     } else {
       if (was_idle) cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
-      auto pkts = sb_.on_send(SeqRange{seq, end}, mss_cache_, now, snap);
+      // An MTU probe is one packet however long (Linux tcp_mtu_probe: one skb).
+      auto pkts = sb_.on_send(SeqRange{seq, end}, sending_probe_ ? len : mss_cache_, now, snap);
       if (!pkts) return false;
       rec_.on_sent(*pkts);
       c.inc(Counter::TcpExtTCPOrigDataSent);
@@ -387,7 +388,10 @@ void Connection::push(Time now, bool more, bool one) {
   const bool had_unsent = snd_.nxt != write_seq_;
   bool sent_new = false;
   defer_cwnd_limited_ = defer_rwnd_limited_ = false;
-  while (!tso_defer(now, mss, one) && send_burst(now, mss, more)) {
+  // Linux tcp_write_xmit: an MTU probe goes first, or holds new data back.
+  const MtuProbe::Verdict probe = one ? MtuProbe::Verdict::kNo : mtu_probe(now);
+  sent_new = probe == MtuProbe::Verdict::kProbe;
+  while (probe != MtuProbe::Verdict::kWait && !tso_defer(now, mss, one) && send_burst(now, mss, more)) {
     sent_new = true;
     if (one) break;
   }
@@ -411,7 +415,7 @@ void Connection::validate_cwnd(Time now, bool sent) {
   const StackConfig& cfg = env_.cfg();
   ccs_.packets_out = sb_.packets_out();
   cc::cwnd_validate(*cc_, ccs_,
-                    {cwnd_limited, rtt_.rto(), cfg.initial_cwnd, cfg.tcp_slow_start_after_idle != 0, nospace_},
+                    {cwnd_limited, rtt_.rto(), init_cwnd_, cfg.tcp_slow_start_after_idle != 0, nospace_},
                     now);
   chrono_sndbuf_check(now);
 }

@@ -300,6 +300,9 @@ void Connection::on_rto(Time now) {
   // Linux tcp_retransmit_timer counts the expiry before tcp_write_timeout
   // decides to give up, so the last one counts too.
   c.inc(Counter::TcpExtTCPTimeouts);
+  // Linux tcp_write_timeout: past tcp_retries1, black-hole detection
+  // (tcp_mtu_probing; RFC 4821 §7.8), before the give-up test.
+  if (retries_exhausted(now, env_.cfg().tcp_retries1, Duration::zero())) mtu_blackhole(now);
   const bool expired = retries_exhausted(now, limit, Duration::ms(opts_.user_timeout_ms));
   fastopen_detect_blackhole(now, expired);  // tcp_write_timeout, before it gives up
   if (expired) {

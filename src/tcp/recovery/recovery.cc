@@ -237,6 +237,12 @@ bool RecoveryMachine::alert_default(Ctx& c, bool& fast_rexmit) {
     try_to_open(c);
     return false;
   }
+  // Linux: "MTU probe failure: don't reduce cwnd" (RFC 4821 §7.6.3); the
+  // connection lowers the search and resends the probe at the MSS.
+  if (ca_state_ < CaState::CWR && c.in.mtu_probe_at_una) {
+    c.out.mtu_probe_lost = true;
+    return false;
+  }
   enter_recovery(c);
   fast_rexmit = true;
   return true;

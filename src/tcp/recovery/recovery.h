@@ -80,6 +80,7 @@ struct RecoveryAck {
   bool can_send_new_data = false; // unsent data within the peer's window (F-RTO step 2.b)
   uint32_t dupack_segs = 1;       // pure ACKs aggregated into this one (GRO)
   uint32_t max_window = UINT32_MAX; // largest window the peer offered (tp->max_window)
+  bool mtu_probe_at_una = false;  // an MTU probe is out and SND.UNA is its start (icsk_mtup)
 };
 
 enum class Rexmit : uint8_t {
@@ -102,6 +103,7 @@ struct RecoveryResult {
   bool undone = false;            // a cwnd reduction was undone
   bool reset_retransmits = false; // Linux icsk_retransmits = 0 (loss undo)
   bool lost_retrans = false;      // a retransmission was declared lost
+  bool mtu_probe_lost = false;    // the loss is the MTU probe's: no recovery (RFC 4821 §7.6.3)
   // A plausible D-SACK: the duplicate segments count as delivered (Linux
   // tcp_dsack_seen -> sack_delivered); add to the ACK's delivered count.
   uint32_t dsack_delivered = 0;
