@@ -225,6 +225,7 @@ class Connection {
   MtuProbe::Verdict mtu_probe(Time now);
   void mtu_probe_success(Time now);
   void mtu_probe_failed(Time now);
+  bool mark_oversized_lost();  // info.cc: tcp_simple_retransmit's marking
   void mtu_blackhole(Time now);
 
   // --- send_space.cc (the send buffer as Linux accounts it)

@@ -118,6 +118,14 @@ void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
     return;
   }
   if (!synchronized()) return;
+  // Linux tcp_simple_retransmit: no congestion response, the lost marks do it.
+  if (mark_oversized_lost()) retransmit_lost(now);
+}
+
+// Linux tcp_simple_retransmit: every segment neither SACKed nor already
+// lost that is longer than the (lowered) MSS is marked lost, to go again
+// in pieces. True when any was.
+bool Connection::mark_oversized_lost() {
   bool marked = false;
   for (size_t i = 0; i < sb_.size(); ++i) {
     const ScoreboardEntry& e = sb_.at(i);
@@ -126,9 +134,7 @@ void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
       marked = true;
     }
   }
-  if (!marked) return;
-  // Linux tcp_simple_retransmit: no congestion response, the lost marks do it.
-  retransmit_lost(now);
+  return marked;
 }
 
 }  // namespace weir::tcp

@@ -85,15 +85,7 @@ void Connection::mtu_probe_failed(Time now) {
   mtup_.on_failure();
   env_.counters().inc(Counter::TcpExtTCPMTUPFail);
   ++ccs_.snd_cwnd;
-  bool marked = false;
-  for (size_t i = 0; i < sb_.size(); ++i) {
-    const ScoreboardEntry& e = sb_.at(i);
-    if (e.seq.len() > mss_cache_ && !e.sacked() && !e.lost()) {
-      sb_.mark_lost(i);
-      marked = true;
-    }
-  }
-  if (marked) retransmit_lost(now);
+  if (mark_oversized_lost()) retransmit_lost(now);
 }
 
 // Linux tcp_write_timeout -> tcp_mtu_probing, once the retries pass

@@ -23,6 +23,14 @@ constexpr int kSoTimestamping = 37;
 
 std::vector<uint8_t> bytes(size_t n) { return std::vector<uint8_t>(n, 0x7a); }
 
+// An established connection with SO_ZEROCOPY set.
+SocketId zerocopy_open(Harness& t) {
+  SocketId s = t.passive_open();
+  int one = 1;
+  EXPECT_EQ(t.stack().setsockopt(t.now(), s, SOL_SOCKET, kSoZerocopy, int_opt(one)), Errc::kOk);
+  return s;
+}
+
 SockExtendedErr zc_range(Stack& st, Time now, SocketId s) {
   auto e = st.recv_error(now, s);
   EXPECT_TRUE(e.has_value());
@@ -86,9 +94,7 @@ TEST(ErrQueue, TimestampsAreBoundedByTheLimitAndDropsCounted) {
 
 TEST(Zerocopy, IdsCountSendsAndReadsSeparateRanges) {
   Harness t;
-  SocketId s = t.passive_open();
-  int one = 1;
-  ASSERT_EQ(t.stack().setsockopt(t.now(), s, SOL_SOCKET, kSoZerocopy, int_opt(one)), Errc::kOk);
+  SocketId s = zerocopy_open(t);
   auto d = bytes(1000);
   ASSERT_EQ(*t.stack().send(t.now(), s, d, MSG_ZEROCOPY), 1000u);
   t.expect_tx();
@@ -115,9 +121,7 @@ TEST(Zerocopy, IdsCountSendsAndReadsSeparateRanges) {
 
 TEST(Zerocopy, CompletesOnlyWhenTheWholeSendIsAcknowledged) {
   Harness t;
-  SocketId s = t.passive_open();
-  int one = 1;
-  t.stack().setsockopt(t.now(), s, SOL_SOCKET, kSoZerocopy, int_opt(one));
+  SocketId s = zerocopy_open(t);
   auto d = bytes(3000);
   t.stack().send(t.now(), s, d, MSG_ZEROCOPY);
   while (t.pending()) t.expect_tx();
@@ -152,9 +156,7 @@ TEST(Zerocopy, AFailedSendGivesItsIdBack) {
 
 TEST(Zerocopy, ExtendingAnUnreadRangeWakesPollersAgain) {
   Harness t;
-  SocketId s = t.passive_open();
-  int one = 1;
-  t.stack().setsockopt(t.now(), s, SOL_SOCKET, kSoZerocopy, int_opt(one));
+  SocketId s = zerocopy_open(t);
   auto d = bytes(100);
   t.stack().send(t.now(), s, d, MSG_ZEROCOPY);
   t.expect_tx();
@@ -172,9 +174,8 @@ TEST(Zerocopy, OutstandingNotificationsAreBoundedByOptmem) {
   StackConfig cfg;
   cfg.initial_cwnd = 1000;
   Harness t(cfg);
-  SocketId s = t.passive_open();
-  int one = 1;
-  t.stack().setsockopt(t.now(), s, SOL_SOCKET, kSoZerocopy, int_opt(one));
+  SocketId s = zerocopy_open(t);
+  const int one = 1;
   t.stack().setsockopt(t.now(), s, IPPROTO_TCP, TCP_NODELAY, int_opt(one));
   auto d = bytes(1);
   // Each send leaves at once, so none joins another's skb: one
@@ -193,9 +194,7 @@ TEST(Zerocopy, OutstandingNotificationsAreBoundedByOptmem) {
 
 TEST(Zerocopy, SeventeenFragmentsEndAnSkbWithPsh) {
   Harness t;
-  SocketId s = t.passive_open();
-  int one = 1;
-  t.stack().setsockopt(t.now(), s, SOL_SOCKET, kSoZerocopy, int_opt(one));
+  SocketId s = zerocopy_open(t);
   auto d = bytes(18);
   std::vector<uint32_t> iov(18, 1);
   ASSERT_EQ(*t.stack().sendmsg(t.now(), s, d, iov, MSG_ZEROCOPY), 18u);
