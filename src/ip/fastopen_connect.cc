@@ -19,7 +19,9 @@ tcp::ActiveFastOpen StackImpl::fastopen_client(Time now, const Socket& s, const 
   const fo::Blackhole::Verdict v = fo_blackhole_.check(cfg_.tcp_fastopen_blackhole_timeout_sec, now);
   if (v == fo::Blackhole::Verdict::kPause) return tcp::ActiveFastOpen{};
   const fo::ClientEntry* cached = fo_cache_.get(t.local.addr, t.remote.addr);
-  const fo::ClientDecision d = fo::client_decide(cfg_.tcp_fastopen, s.conn->opts().fastopen_no_cookie, cached);
+  // tcp_fastopen_no_cookie: the socket option or the route's metric.
+  const bool no_cookie = s.conn->opts().fastopen_no_cookie || route(t.remote.addr).fastopen_no_cookie;
+  const fo::ClientDecision d = fo::client_decide(cfg_.tcp_fastopen, no_cookie, cached);
   tcp::ActiveFastOpen out{d.option, d.send_data, d.mss_clamp};
   out.blackhole_probe = v == fo::Blackhole::Verdict::kProbe;
   return out;

@@ -53,7 +53,7 @@ tcp::PassiveFastOpen StackImpl::fastopen_syn(Time now, Socket& ls, const FourTup
   const tcp::SockOpts& o = ls.conn->opts();
   fo::ServerSyn in;
   in.sysctl = cfg_.tcp_fastopen;
-  in.no_cookie = o.fastopen_no_cookie;
+  in.no_cookie = o.fastopen_no_cookie || route(t.remote.addr).fastopen_no_cookie;  // tcp_fastopen_no_cookie
   in.syn_data = !syn.payload.empty();
   in.option = syn.h.options.fastopen;
   in.src = t.remote.addr;

@@ -104,11 +104,17 @@ Expected<Route, RouteError> parse_ip_route(const std::vector<std::string>& w) {
       ++i;
       continue;
     }
+    if (k == "fastopen_no_cookie") {
+      if (!v || (*v != "0" && *v != "1")) return bad("'fastopen_no_cookie' needs 0 or 1");
+      r->metrics.fastopen_no_cookie = *v == "1";
+      ++i;
+      continue;
+    }
     // rtt, rttvar, cwnd, ssthresh, window, initrwnd, quickack, ...: valid
     // for iproute2 but not modelled; an unknown word is a typo.
     static constexpr std::string_view kOther[] = {"rtt", "rttvar", "rto_min", "cwnd", "ssthresh", "window",
                                                   "initrwnd", "quickack", "features", "congctl",
-                                                  "reordering", "hoplimit", "fastopen_no_cookie"};
+                                                  "reordering", "hoplimit"};
     for (std::string_view o : kOther)
       if (k == o) return Unexpected(RouteError{true, fmt::format("route metric '{}' is not modelled", k)});
     return bad(fmt::format("unknown word '{}' in the route", k));

@@ -32,6 +32,15 @@ TEST(IpRoute, Ipv4ChangeWithAllMetrics) {
   EXPECT_EQ(r->metrics.mtu, 640u);
   EXPECT_TRUE(r->metrics.mtu_locked);
   EXPECT_EQ(r->metrics.initcwnd, 11u);
+  EXPECT_FALSE(r->metrics.fastopen_no_cookie);
+}
+
+TEST(IpRoute, FastOpenNoCookieIsABoolean) {
+  auto r = parse_ip_route(words("ip route add 192.0.2.0/24 dev tun0 fastopen_no_cookie 1"));
+  ASSERT_TRUE(r.has_value()) << r.error().what;
+  EXPECT_TRUE(r->metrics.fastopen_no_cookie);
+  EXPECT_NE(error_of("ip route add 192.0.2.0/24 fastopen_no_cookie 2").find("needs 0 or 1"), std::string::npos);
+  EXPECT_NE(error_of("ip route add 192.0.2.0/24 fastopen_no_cookie").find("needs 0 or 1"), std::string::npos);
 }
 
 TEST(IpRoute, Ipv6PrefixAndUnlockedMtu) {

@@ -11,6 +11,7 @@
 
 #include "tcp/fastopen.h"
 #include "tcp/harness_helper.h"
+#include "weir/route.h"
 
 namespace weir::test {
 namespace {
@@ -82,6 +83,25 @@ TEST(FastOpenQueue, AcceptedChildInSynReceivedStillCounts) {
   EXPECT_EQ(sa3.h.ack, Seq32(311));
   EXPECT_EQ(overflows(t), 1u);
   EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPFastOpenPassive), 2u);
+}
+
+// Linux tcp_fastopen_no_cookie(TFO_SERVER_COOKIE_NOT_REQD): a route to the
+// client with RTAX_FASTOPEN_NO_COOKIE takes SYN data without a cookie even
+// when the sysctl requires one; other clients still need theirs.
+TEST(FastOpenServer, RouteWithoutCookiesTakesDataFromThatPeerOnly) {
+  StackConfig cfg;
+  cfg.tcp_fastopen = 0x2;  // server on, cookies required
+  Harness t(cfg);
+  Route r;
+  r.dst = t.remote;
+  r.prefix_len = 32;
+  r.metrics.fastopen_no_cookie = true;
+  ASSERT_EQ(t.stack().set_route(r), Errc::kOk);
+  fastopen_listener(t, 4, 8);
+  EXPECT_EQ(syn_data_from(t, 1001, Seq32(100)).h.ack, Seq32(111));
+  r.metrics.fastopen_no_cookie = false;
+  ASSERT_EQ(t.stack().set_route(r), Errc::kOk);
+  EXPECT_EQ(syn_data_from(t, 1002, Seq32(200)).h.ack, Seq32(201));
 }
 
 wire::TcpHeader rst_from(uint16_t port, Seq32 seq) {
