@@ -3,7 +3,6 @@
 // tcp_mtu_probe, tcp_mtup_probe_success/_failed and tcp_mtu_probing. The
 // search itself (sizes, bounds, conditions) is tcp/mtu_probe.h's.
 #include <algorithm>
-#include <array>
 
 #include "tcp/connection.h"
 
@@ -42,8 +41,7 @@ MtuProbe::Verdict Connection::mtu_probe(Time now) {
   in.ca_open = ca_state_ == CaState::Open;
   in.cwnd = ccs_.snd_cwnd;
   in.in_flight = sb_.in_flight();
-  std::array<SeqRange, 4> blocks{};
-  in.sack_pending = sack_ok_ && rcv_.sack_blocks(blocks, blocks.size()) > 0;
+  in.sack_pending = sack_ok_ && rcv_.has_sack_blocks();  // without building the blocks
   in.mss_cache = mss_cache_;
   in.reordering = rec_.reordering();
   in.unsent = seq_len(snd_.nxt, write_seq_);
