@@ -225,7 +225,8 @@ class Connection {
   MtuProbe::Verdict mtu_probe(Time now);
   void mtu_probe_success(Time now);
   void mtu_probe_failed(Time now);
-  bool mark_oversized_lost();  // info.cc: tcp_simple_retransmit's marking
+  void simple_retransmit(Time now);  // info.cc: Linux tcp_simple_retransmit
+  void mark_oversized_lost();
   void mtu_blackhole(Time now);
 
   // --- send_space.cc (the send buffer as Linux accounts it)

@@ -118,23 +118,38 @@ void Connection::on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq) {
     return;
   }
   if (!synchronized()) return;
-  // Linux tcp_simple_retransmit: no congestion response, the lost marks do it.
-  if (mark_oversized_lost()) retransmit_lost(now);
+  simple_retransmit(now);
 }
 
-// Linux tcp_simple_retransmit: every segment neither SACKed nor already
-// lost that is longer than the (lowered) MSS is marked lost, to go again
-// in pieces. True when any was.
-bool Connection::mark_oversized_lost() {
-  bool marked = false;
+// Linux tcp_simple_retransmit (the ICMP PMTU path and a lost MTU probe):
+// what no longer fits is marked lost and resent in pieces, and the
+// connection enters Loss with no cut to cwnd ("we do not increase amount
+// of _data_ in network, but units changed"): ssthresh keeps the current
+// window (tcp_current_ssthresh) and undo is disarmed, as nothing here
+// could prove the loss spurious.
+void Connection::simple_retransmit(Time now) {
+  const uint64_t prior_lost_rtx = sb_.lost_retransmits();
+  mark_oversized_lost();
+  if (sb_.lost_retransmits() > prior_lost_rtx) {
+    env_.counters().inc(Counter::TcpExtTCPLostRetransmit, sb_.lost_retransmits() - prior_lost_rtx);
+  }
+  if (sb_.lost_out() == 0) return;  // Linux: `if (!tp->lost_out) return;`
+  rec_.enter_simple_loss(now, snd_.nxt, *cc_, ccs_);
+  if (rec_.ca_state() != ca_state_) {
+    ca_state_ = rec_.ca_state();
+    trace_event(now, TraceEvent::kCaState, static_cast<uint64_t>(ca_state_));
+  }
+  retransmit_lost(now);
+}
+
+// Linux tcp_simple_retransmit's walk: every unSACKed segment longer than
+// the (lowered) MSS is marked lost (tcp_mark_skb_lost: one already lost and
+// retransmitted counts as a lost retransmission and goes again).
+void Connection::mark_oversized_lost() {
   for (size_t i = 0; i < sb_.size(); ++i) {
     const ScoreboardEntry& e = sb_.at(i);
-    if (e.seq.len() > mss_cache_ && !e.sacked() && !e.lost()) {
-      sb_.mark_lost(i);
-      marked = true;
-    }
+    if (e.seq.len() > mss_cache_ && !e.sacked() && !(e.lost() && !e.retrans())) sb_.mark_lost(i);
   }
-  return marked;
 }
 
 }  // namespace weir::tcp

@@ -83,7 +83,7 @@ void Connection::mtu_probe_failed(Time now) {
   mtup_.on_failure();
   env_.counters().inc(Counter::TcpExtTCPMTUPFail);
   ++ccs_.snd_cwnd;
-  if (mark_oversized_lost()) retransmit_lost(now);
+  simple_retransmit(now);
 }
 
 // Linux tcp_write_timeout -> tcp_mtu_probing, once the retries pass

@@ -137,6 +137,9 @@ class RecoveryMachine {
   // Linux tcp_enter_loss(): the RTO fired.
   void on_rto(const RtoInput& in, Scoreboard& sb, cc::CongestionControl& cc, cc::CcState& tp,
               Counters& mib);
+  // Linux tcp_simple_retransmit(): the path MTU fell and segments were
+  // marked lost; Loss begins with no cut to cwnd.
+  void enter_simple_loss(Time now, Seq32 snd_nxt, cc::CongestionControl& cc, cc::CcState& tp);
   // Linux tcp_rack_reo_timeout(): RACK's reordering timer fired.
   RecoveryResult on_reo_timeout(Time now, Seq32 snd_una, Seq32 snd_nxt, Duration rto,
                                 Duration min_rtt, Duration srtt, Scoreboard& sb,

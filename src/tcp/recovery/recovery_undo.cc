@@ -197,6 +197,19 @@ void RecoveryMachine::on_rto(const RtoInput& in, Scoreboard& sb, cc::CongestionC
   frto_.on_rto(cfg_.tcp_frto, new_recovery, in.retransmits, in.mtu_probing);
 }
 
+// Linux tcp_simple_retransmit(), its state change: "Don't muck with the
+// congestion window here" - the units changed, not the data in flight. Once
+// per episode: a Loss already under way keeps its high_seq and ssthresh.
+void RecoveryMachine::enter_simple_loss(Time now, Seq32 snd_nxt, cc::CongestionControl& cc,
+                                        cc::CcState& tp) {
+  if (ca_state_ == CaState::Loss) return;
+  high_seq_ = snd_nxt;
+  tp.snd_ssthresh = cc::current_ssthresh(tp);
+  tp.prior_ssthresh = 0;
+  undo_.clear_marker();  // tp->undo_marker = 0: no undo can follow
+  set_state(CaState::Loss, cc, tp, now);
+}
+
 // Linux tcp_rack_reo_timeout().
 RecoveryResult RecoveryMachine::on_reo_timeout(Time now, Seq32 snd_una, Seq32 snd_nxt,
                                                Duration rto, Duration min_rtt, Duration srtt,
