@@ -473,9 +473,7 @@ void Connection::close(Time now) {
     wr_shut_ = true;
     queue_fin(now);
   }
-  if (state_ == State::kFinWait2) {
-    timers_.arm(TimerKind::kKeepalive, now + Duration::s(env_.cfg().tcp_fin_timeout_s));
-  }
+  if (state_ == State::kFinWait2) orphan_fin_wait2(now, nullptr);
 }
 
 void Connection::abort(Time now, Errc reason) {

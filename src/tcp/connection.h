@@ -65,6 +65,7 @@ struct SockOpts {
   uint32_t rcvlowat = 1;         // SO_RCVLOWAT
   uint32_t notsent_lowat = 0;    // TCP_NOTSENT_LOWAT; 0: sysctl
   int syncnt = 0;                // TCP_SYNCNT; 0: tcp_syn_retries
+  int linger2_s = 0;             // TCP_LINGER2: FIN-WAIT-2 lifetime; 0: tcp_fin_timeout, -1: none
   std::string cc_name;           // TCP_CONGESTION; empty: sysctl
   // RFC 7413 Fast Open (Linux do_tcp_setsockopt).
   int fastopen_qlen = 0;            // TCP_FASTOPEN: the listener's max_qlen; 0: off
@@ -312,7 +313,7 @@ class Connection {
   void congestion_step(Time now, Seq32 ack, const AckResult& r, const recovery::RecoveryResult& out,
                        Seq32 prior_una, uint32_t prior_in_flight, bool ece);
   void apply_recovery_timers(Time now, const recovery::RecoveryResult& out);
-  void ack_fin_state(Time now);
+  void ack_fin_state(Time now, const InSegment& seg);
 
   // --- tcp_output.cc
   wire::TcpHeader header(uint8_t flags, Seq32 seq) const;
@@ -381,6 +382,8 @@ class Connection {
   void on_delack(Time now);
   void on_keepalive(Time now);
   void enter_time_wait(Time now);
+  Duration fin_time() const;
+  void orphan_fin_wait2(Time now, const InSegment* ack);
   bool retries_exhausted(Time now, int limit, Duration user_timeout) const;
   Duration keepalive_idle() const;
   Duration keepalive_intvl() const;
@@ -394,6 +397,7 @@ class Connection {
   FourTuple tuple_;
   uint32_t listener_ = 0;
   bool orphan_ = false;
+  bool fw2_timewait_ = false;  // an orphan's FIN-WAIT-2 in its timewait stage (Linux tw_substate)
   uint8_t events_ = 0;
 
   // RFC 9293 §3.3.1 send sequence variables.

@@ -18,6 +18,7 @@ constexpr uint32_t kSockMinSndbuf = 4608;  // Linux SOCK_MIN_SNDBUF (2 * skb ove
 constexpr int kMaxKeepIdle = 32767;        // Linux MAX_TCP_KEEPIDLE
 constexpr int kMaxKeepIntvl = 32767;
 constexpr int kMaxKeepCnt = 127;
+constexpr int kFinTimeoutMaxS = 120;     // Linux TCP_FIN_TIMEOUT_MAX
 // Linux values (asm-generic/socket.h): SO_TIMESTAMPING is SO_TIMESTAMPING_OLD
 // on 64-bit, whatever the libc headers map the name to.
 constexpr int kSoTimestamping = 37;
@@ -148,6 +149,11 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
       if (v < 1 || v > kMaxKeepCnt) return Errc::kInval;
       opts_.keepcnt = v;
       return Errc::kOk;
+    case TCP_LINGER2:
+      // Linux do_tcp_setsockopt: negative means no FIN-WAIT-2 wait at all;
+      // longer than TCP_FIN_TIMEOUT_MAX (120 s) is cut to it.
+      opts_.linger2_s = v < 0 ? -1 : std::min(v, kFinTimeoutMaxS);
+      return Errc::kOk;
     case TCP_USER_TIMEOUT:
       if (v < 0) return Errc::kInval;
       opts_.user_timeout_ms = static_cast<uint32_t>(v);
@@ -217,6 +223,8 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_KEEPINTVL: return put_int(val, len, static_cast<int>(keepalive_intvl().ns() / Duration::s(1).ns()));
     case TCP_KEEPCNT: return put_int(val, len, keepalive_probes());
     case TCP_USER_TIMEOUT: return put_int(val, len, static_cast<int>(opts_.user_timeout_ms));
+    case TCP_LINGER2:  // Linux: the sysctl's value when unset, -1 when off
+      return put_int(val, len, opts_.linger2_s < 0 ? -1 : opts_.linger2_s ? opts_.linger2_s : env_.cfg().tcp_fin_timeout_s);
     case TCP_NOTSENT_LOWAT:
       return put_int(val, len, static_cast<int>(opts_.notsent_lowat));  // Linux: tp->notsent_lowat, 0 = the sysctl
     case TCP_SYNCNT: return put_int(val, len, opts_.syncnt ? opts_.syncnt : env_.cfg().tcp_syn_retries);

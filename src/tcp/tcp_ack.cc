@@ -239,21 +239,20 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     backoff_ = 0;
     probes_tstamp_ = Time::never();
   }
-  ack_fin_state(now);
+  ack_fin_state(now, seg);
   trace_event(now, TraceEvent::kAck, ack.raw(), snd_.wnd);
   return state_ != State::kClosed;
 }
 
 // Our FIN acknowledged: FIN-WAIT-1 -> FIN-WAIT-2, CLOSING -> TIME-WAIT,
 // LAST-ACK -> CLOSED (RFC 9293 §3.10.7.4 "fifth", per state).
-void Connection::ack_fin_state(Time now) {
+void Connection::ack_fin_state(Time now, const InSegment& seg) {
   if (!fin_queued_ || snd_.una != write_seq_ + 1) return;
   switch (state_) {
     case State::kFinWait1:
       set_state(now, State::kFinWait2);
       timers_.cancel(TimerKind::kRetransmit);
-      // Linux tcp_fin_time: an orphan does not wait in FIN-WAIT-2 forever.
-      if (orphan_) timers_.arm(TimerKind::kKeepalive, now + Duration::s(env_.cfg().tcp_fin_timeout_s));
+      if (orphan_) orphan_fin_wait2(now, &seg);
       break;
     case State::kClosing: enter_time_wait(now); break;
     case State::kLastAck: done(now, Errc::kOk); break;

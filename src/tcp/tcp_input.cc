@@ -290,7 +290,7 @@ bool Connection::timewait_accepts_syn(const InSegment& syn) const {
 // Linux tcp_timewait_state_process, for what the stack did not take as a new SYN.
 void Connection::input_time_wait(Time now, const InSegment& seg) {
   const bool paws = paws_reject(now, seg);
-  const Duration tw = Duration::s(env_.cfg().tcp_fin_timeout_s);
+  const Duration tw = kTimeWaitLen;
   if (!paws && seg.h.seq == rcv_.rcv_nxt() && (seg.len() == 0 || seg.h.has(RST))) {
     if (seg.h.has(RST)) {
       // RFC 1337 leaves it open; Linux (tcp_rfc1337 = 0) lets the RST end TIME-WAIT.

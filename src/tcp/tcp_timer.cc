@@ -414,10 +414,63 @@ void Connection::on_delack(Time now) {
   if (rcv_.ack_pending()) arm_delack();
 }
 
+// Linux tcp_fin_time(): TCP_LINGER2, else tcp_fin_timeout, and never less
+// than 3.5 RTO, so a FIN the peer retransmits still finds the socket.
+Duration Connection::fin_time() const {
+  const Duration base = Duration::s(opts_.linger2_s > 0 ? opts_.linger2_s : env_.cfg().tcp_fin_timeout_s);
+  const Duration rto = rtt_.backed_off_rto(backoff_);
+  return std::max(base, rto * 4 - rto / 2);
+}
+
+// An orphan reaches FIN-WAIT-2 (`ack`: the ACK of our FIN; null: close()
+// found the socket there). Linux tcp_rcv_state_process (TCP_FIN_WAIT1) and
+// __tcp_close: with TCP_LINGER2 < 0 it does not wait at all; otherwise it
+// waits tcp_fin_time(). Past TCP_TIMEWAIT_LEN the full socket first waits
+// the excess on the keepalive slot; within it the socket becomes a
+// FIN-WAIT-2 timewait entry (tcp_time_wait(sk, TCP_FIN_WAIT2, tmo)) that
+// expires silently. weir keeps the full socket for both stages; the
+// keepalive slot times each and fw2_timewait_ tells them apart.
+void Connection::orphan_fin_wait2(Time now, const InSegment* ack) {
+  if (opts_.linger2_s < 0) {
+    if (ack) {
+      // The caller answers the segment with a reset (tcp_v4_do_rcv).
+      env_.counters().inc(Counter::TcpExtTCPAbortOnData);
+      send_reset_for(now, *ack);
+      done(now, Errc::kOk);
+    } else {
+      env_.counters().inc(Counter::TcpExtTCPAbortOnLinger);
+      abort(now, Errc::kOk);  // tcp_send_active_reset
+    }
+    return;
+  }
+  const Duration tmo = fin_time();
+  if (tmo > kTimeWaitLen) {
+    timers_.arm(TimerKind::kKeepalive, now + (tmo - kTimeWaitLen));
+  } else {
+    // "Bad case. We could lose such FIN otherwise": an ACK carrying the
+    // peer's FIN keeps the full socket (the FIN moves it to TIME-WAIT).
+    fw2_timewait_ = !(ack && ack->h.has(FIN));
+    timers_.arm(TimerKind::kKeepalive, now + tmo);
+  }
+}
+
 // Linux tcp_keepalive_timer; the same slot times an orphan's FIN-WAIT-2.
 void Connection::on_keepalive(Time now) {
   if (state_ == State::kFinWait2 && orphan_) {
-    done(now, Errc::kOk);  // Linux: the FIN-WAIT-2 timewait socket simply expires
+    if (fw2_timewait_) {
+      done(now, Errc::kOk);  // the FIN-WAIT-2 timewait entry simply expires
+      return;
+    }
+    // tcp_keepalive_timer: the excess over TCP_TIMEWAIT_LEN has passed;
+    // what is left is spent as a timewait entry, or the peer is reset.
+    const Duration left = fin_time() - kTimeWaitLen;
+    if (opts_.linger2_s >= 0 && left > Duration::zero()) {
+      fw2_timewait_ = true;
+      timers_.arm(TimerKind::kKeepalive, now + left);
+      return;
+    }
+    send_rst(now, snd_.nxt);
+    done(now, Errc::kOk);
     return;
   }
   if (!opts_.keepalive || !synchronized() || state_ == State::kTimeWait) return;
@@ -455,8 +508,9 @@ void Connection::enter_time_wait(Time now) {
   set_state(now, State::kTimeWait);
   timers_.cancel_all();
   sndq_.clear();
-  // RFC 9293 §3.10.8: 2 MSL; Linux's TCP_TIMEWAIT_LEN is 60 s.
-  timers_.arm(TimerKind::kTimeWait, now + Duration::s(env_.cfg().tcp_fin_timeout_s));
+  // RFC 9293 §3.10.8: 2 MSL; Linux's TCP_TIMEWAIT_LEN is a fixed 60 s
+  // (tcp_fin_timeout sets FIN-WAIT-2's lifetime, not TIME-WAIT's).
+  timers_.arm(TimerKind::kTimeWait, now + kTimeWaitLen);
 }
 
 }  // namespace weir::tcp

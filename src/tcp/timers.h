@@ -26,6 +26,9 @@ enum class RetransmitMode : uint8_t { kRto, kLossProbe, kReorder, kProbe0 };
 // Linux TCP_RESOURCE_PROBE_INTERVAL (HZ/2): how soon a retransmission,
 // window probe or keepalive the local device dropped is tried again.
 inline constexpr Duration kResourceProbeInterval = Duration::ms(500);
+// RFC 9293 §3.10.8 2 MSL as Linux TCP_TIMEWAIT_LEN: TIME-WAIT lasts 60 s,
+// whatever tcp_fin_timeout says.
+inline constexpr Duration kTimeWaitLen = Duration::s(60);
 
 const char* to_string(TimerKind k);
 
