@@ -66,6 +66,7 @@ struct SockOpts {
   uint32_t notsent_lowat = 0;    // TCP_NOTSENT_LOWAT; 0: sysctl
   int syncnt = 0;                // TCP_SYNCNT; 0: tcp_syn_retries
   int linger2_s = 0;             // TCP_LINGER2: FIN-WAIT-2 lifetime; 0: tcp_fin_timeout, -1: none
+  uint8_t defer_accept = 0;      // TCP_DEFER_ACCEPT as SYN-ACK timeouts (rskq_defer_accept)
   std::string cc_name;           // TCP_CONGESTION; empty: sysctl
   // RFC 7413 Fast Open (Linux do_tcp_setsockopt).
   int fastopen_qlen = 0;            // TCP_FASTOPEN: the listener's max_qlen; 0: off
@@ -381,6 +382,8 @@ class Connection {
   void on_probe0(Time now);
   void on_delack(Time now);
   void on_keepalive(Time now);
+  bool defer_bare_ack(const InSegment& seg);
+  bool req_timeout_resends(int limit, bool& expire);
   void enter_time_wait(Time now);
   Duration fin_time() const;
   void orphan_fin_wait2(Time now, const InSegment* ack);
@@ -526,6 +529,8 @@ class Connection {
   // Retransmission and recovery (Linux icsk_* and tcp_sock fields).
   int backoff_ = 0;               // icsk_backoff
   int retransmits_ = 0;           // icsk_retransmits
+  uint8_t req_timeouts_ = 0;      // a request's timer expiries (req->num_timeout)
+  bool req_acked_ = false;        // a deferred bare ACK arrived (inet_rsk(req)->acked)
   uint8_t probes_out_ = 0;        // icsk_probes_out
   Time probes_tstamp_ = Time::never();  // icsk_probes_tstamp: first zero-window probe of this stall
   Time retrans_stamp_ = Time::never();  // first (re)transmission of the head being retried

@@ -19,6 +19,35 @@ constexpr int kMaxKeepIdle = 32767;        // Linux MAX_TCP_KEEPIDLE
 constexpr int kMaxKeepIntvl = 32767;
 constexpr int kMaxKeepCnt = 127;
 constexpr int kFinTimeoutMaxS = 120;     // Linux TCP_FIN_TIMEOUT_MAX
+constexpr int kTimeoutInitS = 1;         // Linux TCP_TIMEOUT_INIT
+constexpr int kRtoMaxS = 120;            // Linux TCP_RTO_MAX
+
+// Linux secs_to_retrans(): TCP_DEFER_ACCEPT's seconds as the number of
+// SYN-ACK timeouts (1 s, doubling, capped at TCP_RTO_MAX) that cover them.
+uint8_t secs_to_retrans(int seconds) {
+  if (seconds <= 0) return 0;
+  int timeout = kTimeoutInitS;
+  int period = timeout;
+  uint8_t res = 1;
+  while (seconds > period && res < 255) {
+    ++res;
+    timeout = std::min(timeout * 2, kRtoMaxS);
+    period += timeout;
+  }
+  return res;
+}
+
+// Linux retrans_to_secs(): what getsockopt(TCP_DEFER_ACCEPT) reads back.
+int retrans_to_secs(uint8_t retrans) {
+  if (retrans == 0) return 0;
+  int timeout = kTimeoutInitS;
+  int period = timeout;
+  while (--retrans) {
+    timeout = std::min(timeout * 2, kRtoMaxS);
+    period += timeout;
+  }
+  return period;
+}
 // Linux values (asm-generic/socket.h): SO_TIMESTAMPING is SO_TIMESTAMPING_OLD
 // on 64-bit, whatever the libc headers map the name to.
 constexpr int kSoTimestamping = 37;
@@ -149,6 +178,9 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
       if (v < 1 || v > kMaxKeepCnt) return Errc::kInval;
       opts_.keepcnt = v;
       return Errc::kOk;
+    case TCP_DEFER_ACCEPT:
+      opts_.defer_accept = secs_to_retrans(v);
+      return Errc::kOk;
     case TCP_LINGER2:
       // Linux do_tcp_setsockopt: negative means no FIN-WAIT-2 wait at all;
       // longer than TCP_FIN_TIMEOUT_MAX (120 s) is cut to it.
@@ -223,6 +255,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_KEEPINTVL: return put_int(val, len, static_cast<int>(keepalive_intvl().ns() / Duration::s(1).ns()));
     case TCP_KEEPCNT: return put_int(val, len, keepalive_probes());
     case TCP_USER_TIMEOUT: return put_int(val, len, static_cast<int>(opts_.user_timeout_ms));
+    case TCP_DEFER_ACCEPT: return put_int(val, len, retrans_to_secs(opts_.defer_accept));
     case TCP_LINGER2:  // Linux: the sysctl's value when unset, -1 when off
       return put_int(val, len, opts_.linger2_s < 0 ? -1 : opts_.linger2_s ? opts_.linger2_s : env_.cfg().tcp_fin_timeout_s);
     case TCP_NOTSENT_LOWAT:

@@ -176,6 +176,7 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
       send_reset_for(now, seg);  // RFC 9293: <SEQ=SEG.ACK><CTL=RST>
       return;
     }
+    if (defer_bare_ack(seg)) return;
     // RFC 6298 (2): the handshake RTT, when the SYN-ACK was sent once.
     if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
       const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;

@@ -141,9 +141,10 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
     // An ACK the SYN-ACK's data drew already acknowledges the SYN-ACK.
     const bool acked = segs_out_ != segs_before;
     if (!(fo && rcv_fastopen_synack(now, seg)) && !acked) {
-      if (active_fo_.write_pending) {
-        // Linux: with a writer waiting (sk_write_pending) "save one ACK":
-        // its data carries it, or the delayed-ACK timer (TCP_DELACK_MAX) does.
+      if (active_fo_.write_pending || opts_.defer_accept) {
+        // Linux: with a writer waiting (sk_write_pending), or TCP_DEFER_ACCEPT
+        // set on the connecting socket, "save one ACK": data carries it, or
+        // the delayed-ACK timer (TCP_DELACK_MAX) does.
         rcv_.schedule_ack(now, now + Duration::ms(200));
         arm_delack();
       } else {

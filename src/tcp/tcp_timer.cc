@@ -244,7 +244,15 @@ void Connection::on_syn_rto(Time now) {
   }
   const StackConfig& cfg = env_.cfg();
   const int limit = opts_.syncnt ? opts_.syncnt : (listener_ ? cfg.tcp_synack_retries : cfg.tcp_syn_retries);
-  const bool expired = retransmits_ >= limit;
+  bool expired = retransmits_ >= limit;
+  const bool resend = !(listener_ && opts_.defer_accept) || req_timeout_resends(limit, expired);
+  if (!expired && !resend) {
+    // Linux reqsk_timer_handler: a deferred request waits for data without
+    // resending; its timer still backs off (reqsk_timeout).
+    ++backoff_;
+    arm_rto(now);
+    return;
+  }
   // A child's SYN-ACK timer is a request's (reqsk_timer_handler), not
   // tcp_write_timeout: no black-hole check there.
   if (!listener_) fastopen_detect_blackhole(now, expired);
@@ -260,6 +268,30 @@ void Connection::on_syn_rto(Time now) {
     return;
   }
   retransmit_syn(now);
+}
+
+// Linux tcp_check_req: while TCP_DEFER_ACCEPT lasts (fewer SYN-ACK
+// timeouts than it allows), the handshake's bare ACK - no data, no FIN - is
+// dropped and remembered (inet_rsk(req)->acked); the child waits in
+// SYN-RECEIVED for data, which completes it as usual.
+bool Connection::defer_bare_ack(const InSegment& seg) {
+  if (!listener_ || fastopen_child_ || req_timeouts_ >= opts_.defer_accept) return false;
+  if (!seg.payload.empty() || seg.h.has(FIN)) return false;
+  req_acked_ = true;
+  env_.counters().inc(Counter::TcpExtTCPDeferAcceptDrop);
+  return true;
+}
+
+// Linux syn_ack_recalc() for a deferring request, at one expiry of its
+// timer: it expires only past the SYN-ACK retries and, once acked, past
+// the deferral too; an acked request resends only in the last deferred
+// period, "to give last chance for data or ACK to create established
+// socket". Counts the expiry (req->num_timeout) and returns `resend`.
+bool Connection::req_timeout_resends(int limit, bool& expire) {
+  const uint8_t n = req_timeouts_;
+  if (req_timeouts_ < 255) ++req_timeouts_;
+  expire = n >= limit && (!req_acked_ || n >= opts_.defer_accept);
+  return !req_acked_ || n + 1 >= opts_.defer_accept;
 }
 
 // One SYN or SYN-ACK retransmission and the doubled timer (RFC 6298 (5.5)).
