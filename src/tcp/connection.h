@@ -67,6 +67,7 @@ struct SockOpts {
   int syncnt = 0;                // TCP_SYNCNT; 0: tcp_syn_retries
   int linger2_s = 0;             // TCP_LINGER2: FIN-WAIT-2 lifetime; 0: tcp_fin_timeout, -1: none
   uint8_t defer_accept = 0;      // TCP_DEFER_ACCEPT as SYN-ACK timeouts (rskq_defer_accept)
+  bool thin_lto = false;         // TCP_THIN_LINEAR_TIMEOUTS
   std::string cc_name;           // TCP_CONGESTION; empty: sysctl
   // RFC 7413 Fast Open (Linux do_tcp_setsockopt).
   int fastopen_qlen = 0;            // TCP_FASTOPEN: the listener's max_qlen; 0: off
@@ -386,6 +387,7 @@ class Connection {
   bool req_timeout_resends(int limit, bool& expire);
   void enter_time_wait(Time now);
   Duration fin_time() const;
+  bool thin_linear_timeout() const;
   void orphan_fin_wait2(Time now, const InSegment* ack);
   bool retries_exhausted(Time now, int limit, Duration user_timeout) const;
   Duration keepalive_idle() const;

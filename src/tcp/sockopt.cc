@@ -178,6 +178,10 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
       if (v < 1 || v > kMaxKeepCnt) return Errc::kInval;
       opts_.keepcnt = v;
       return Errc::kOk;
+    case TCP_THIN_LINEAR_TIMEOUTS:
+      if (v < 0 || v > 1) return Errc::kInval;
+      opts_.thin_lto = v == 1;
+      return Errc::kOk;
     case TCP_DEFER_ACCEPT:
       opts_.defer_accept = secs_to_retrans(v);
       return Errc::kOk;
@@ -255,6 +259,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_KEEPINTVL: return put_int(val, len, static_cast<int>(keepalive_intvl().ns() / Duration::s(1).ns()));
     case TCP_KEEPCNT: return put_int(val, len, keepalive_probes());
     case TCP_USER_TIMEOUT: return put_int(val, len, static_cast<int>(opts_.user_timeout_ms));
+    case TCP_THIN_LINEAR_TIMEOUTS: return put_int(val, len, opts_.thin_lto ? 1 : 0);
     case TCP_DEFER_ACCEPT: return put_int(val, len, retrans_to_secs(opts_.defer_accept));
     case TCP_LINGER2:  // Linux: the sysctl's value when unset, -1 when off
       return put_int(val, len, opts_.linger2_s < 0 ? -1 : opts_.linger2_s ? opts_.linger2_s : env_.cfg().tcp_fin_timeout_s);

@@ -362,8 +362,23 @@ void Connection::on_rto(Time now) {
     rearm_after_local_drop(now);
     return;
   }
-  ++backoff_;
+  // Linux tcp_retransmit_timer: a thin stream's first TCP_THIN_LINEAR_RETRIES
+  // timeouts do not back off (icsk_backoff = 0, icsk_rto = __tcp_set_rto).
+  if (thin_linear_timeout()) backoff_ = 0;
+  else ++backoff_;
   arm_rto(now);
+}
+
+// Linux tcp_retransmit_timer's linear case: TCP_THIN_LINEAR_TIMEOUTS or the
+// sysctl, ESTABLISHED, a thin stream (tcp_stream_is_thin: fewer than 4
+// packets out and past initial slow start), and at most
+// TCP_THIN_LINEAR_RETRIES (6) timeouts so far, "to avoid continue
+// hammering linear-timeout retransmissions into a black hole".
+bool Connection::thin_linear_timeout() const {
+  constexpr int kThinLinearRetries = 6;
+  if (!opts_.thin_lto && !env_.cfg().tcp_thin_linear_timeouts) return false;
+  if (state_ != State::kEstablished || retransmits_ > kThinLinearRetries) return false;
+  return sb_.packets_out() < 4 && !cc::in_initial_slow_start(ccs_);
 }
 
 // Linux tcp_enter_loss: mark what timed out lost, ssthresh, cwnd = 1, Loss.

@@ -127,6 +127,9 @@ struct CcState {
   uint8_t slow_start_exit_reason = 0;
 };
 
+// Linux tcp_in_initial_slowstart(): ssthresh never set since the start.
+inline bool in_initial_slow_start(const CcState& tp) { return tp.snd_ssthresh >= kInfiniteSsthresh; }
+
 // Linux enum tcp_ca_event.
 enum class CaEvent : uint8_t {
   TxStart,       // first transmit when nothing was in flight
