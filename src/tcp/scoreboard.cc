@@ -21,6 +21,7 @@ const char* to_string(ScoreboardError e) {
 
 Scoreboard::Scoreboard(Seq32 snd_una, bool sack_enabled) : sack_enabled_(sack_enabled) {
   ring_.resize(16);
+  ring_mask_ = ring_.size() - 1;
   reset(snd_una);
 }
 
@@ -44,28 +45,34 @@ void Scoreboard::ring_grow() {
   std::vector<uint32_t> bigger(ring_.size() * 2);
   for (size_t i = 0; i < ring_count_; ++i) bigger[i] = ring_at(i);
   ring_.swap(bigger);
+  ring_mask_ = ring_.size() - 1;
   ring_head_ = 0;
 }
 
 void Scoreboard::ring_push_back(uint32_t node) {
   if (ring_count_ == ring_.size()) ring_grow();
-  ring_[(ring_head_ + ring_count_) & (ring_.size() - 1)] = node;
+  ring_[(ring_head_ + ring_count_) & ring_mask_] = node;
+  slab_[node].pos = head_pos_ + static_cast<uint32_t>(ring_count_);
   ++ring_count_;
 }
 
 void Scoreboard::ring_pop_front() {
-  ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
+  ring_head_ = (ring_head_ + 1) & ring_mask_;
+  ++head_pos_;
   --ring_count_;
 }
 
 // Only splits insert in the middle (PMTU drop): O(n) there is acceptable.
 void Scoreboard::ring_insert(size_t pos, uint32_t node) {
   if (ring_count_ == ring_.size()) ring_grow();
-  const size_t mask = ring_.size() - 1;
+  const size_t mask = ring_mask_;
   for (size_t i = ring_count_; i > pos; --i) {
-    ring_[(ring_head_ + i) & mask] = ring_[(ring_head_ + i - 1) & mask];
+    const uint32_t moved = ring_[(ring_head_ + i - 1) & mask];
+    ring_[(ring_head_ + i) & mask] = moved;
+    ++slab_[moved].pos;
   }
   ring_[(ring_head_ + pos) & mask] = node;
+  slab_[node].pos = head_pos_ + static_cast<uint32_t>(pos);
   ++ring_count_;
 }
 
@@ -347,11 +354,53 @@ void Scoreboard::clear_marks() {
 
 // --- queries --------------------------------------------------------------
 
+// Packets are nearly always the head packet's MSS, so the index of `s` is
+// first guessed from its distance to where the head packet was sent (exact
+// when they all are), then the answer is bracketed by steps doubling away
+// from the guess and found by binary search inside the bracket: O(1) when the
+// guess is right or close, O(log n) at worst (a flight of mixed sizes after a
+// PMTU change). RACK recovery at 65,536 packets in flight made ~8 plain
+// binary searches per ACK, ~17 probes each, most of them cache misses
+// (session 9); Linux finds the place from a hint the same way
+// (tcp_sacktag_skip walks on from the skb the previous block ended at and
+// searches the rb-tree only when far).
 size_t Scoreboard::lower_bound_end(Seq32 s) const {
-  size_t lo = 0, hi = size();
+  const size_t n = size();
+  // pred(i): packet i ends at or before s; true for a prefix of the ring.
+  auto pred = [&](size_t i) { return at(i).seq.end <= s; };
+  if (n == 0 || !pred(0)) return 0;
+  if (pred(n - 1)) return n;
+  // Here 0 < answer < n, and pred(0) says s >= head's end > head's sent_begin.
+  const ScoreboardEntry& head = at(0);
+  const size_t guess = std::min<size_t>(seq_len(head.sent_begin, s) / head.mss, n - 1);
+  size_t lo, hi;  // answer in [lo, hi]
+  if (pred(guess)) {
+    lo = guess + 1;
+    size_t step = 1;
+    size_t probe = lo;
+    while (probe < n - 1 && pred(probe)) {
+      lo = probe + 1;
+      probe += step;
+      step <<= 1;
+    }
+    hi = std::min(probe, n - 1);
+  } else {
+    hi = guess;
+    size_t step = 1;
+    lo = 1;  // pred(0) holds
+    while (hi > 1) {
+      const size_t probe = hi > step ? hi - step : 1;
+      if (pred(probe)) {
+        lo = probe + 1;
+        break;
+      }
+      hi = probe;
+      step <<= 1;
+    }
+  }
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (at(mid).seq.end <= s) lo = mid + 1; else hi = mid;
+    if (pred(mid)) lo = mid + 1; else hi = mid;
   }
   return lo;
 }

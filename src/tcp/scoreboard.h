@@ -269,7 +269,10 @@ class Scoreboard {
   // Packets by transmission time, oldest first, excluding SACKed packets and
   // lost-not-retransmitted ones (Linux tsorted_sent_queue). For RACK:
   // `f(index, entry)` returns false to stop the walk. The callback may call
-  // mark_lost(index) on the packet it is given.
+  // mark_lost(index) on the packet it is given. Each step is O(1): a node
+  // knows its place in sequence order (Node::pos), so the walk does not
+  // search for it (a binary search per packet was most of RACK's cost at
+  // large flights: Linux walks tsorted skbs that are their own position).
   template <typename F>
   void walk_by_xmit_time(F&& f);
 
@@ -285,11 +288,18 @@ class Scoreboard {
     ScoreboardEntry e;
     uint32_t ts_prev = kNil;  // tsorted list links (slab indices)
     uint32_t ts_next = kNil;
+    // Position number in sequence order: the node is at index
+    // pos - head_pos_ (modulo 2^32). Numbers are given out in order by
+    // ring_push_back and survive ring_pop_front / ring_grow unchanged; only
+    // ring_insert (a split) renumbers the nodes it shifts.
+    uint32_t pos = 0;
     bool in_ts = false;
   };
 
   // Ring of slab indices in sequence order.
-  uint32_t ring_at(size_t i) const { return ring_[(ring_head_ + i) & (ring_.size() - 1)]; }
+  uint32_t ring_at(size_t i) const { return ring_[(ring_head_ + i) & ring_mask_]; }
+  // Index of a node in the ring (the inverse of ring_at), O(1).
+  size_t index_of(uint32_t node) const { return uint32_t(slab_[node].pos - head_pos_); }
   void ring_push_back(uint32_t node);
   void ring_pop_front();
   void ring_insert(size_t pos, uint32_t node);
@@ -339,8 +349,10 @@ class Scoreboard {
   std::vector<Node> slab_;
   std::vector<uint32_t> free_;
   std::vector<uint32_t> ring_;  // power-of-two capacity
+  size_t ring_mask_ = 0;        // ring_.size() - 1, kept (ring_at runs ~100 times per ACK)
   size_t ring_head_ = 0;
   size_t ring_count_ = 0;
+  uint32_t head_pos_ = 0;  // Node::pos of index 0
   uint32_t ts_head_ = kNil;
   uint32_t ts_tail_ = kNil;
 
@@ -372,8 +384,7 @@ void Scoreboard::walk_by_xmit_time(F&& f) {
   uint32_t n = ts_head_;
   while (n != kNil) {
     const uint32_t next = slab_[n].ts_next;
-    auto idx = find(slab_[n].e.seq.begin);
-    if (!idx || !f(*idx, static_cast<const ScoreboardEntry&>(slab_[n].e))) return;
+    if (!f(index_of(n), static_cast<const ScoreboardEntry&>(slab_[n].e))) return;
     n = next;
   }
 }

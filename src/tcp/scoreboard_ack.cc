@@ -321,6 +321,7 @@ std::string Scoreboard::check_invariants() const {
     const ScoreboardEntry& e = at(i);
     const Node& node = slab_[ring_at(i)];
     if (e.seq.empty()) fail(fmt::format("entry {} empty", i));
+    if (index_of(ring_at(i)) != i) fail(fmt::format("entry {} position number says {}", i, index_of(ring_at(i))));
     if (i == 0 && !(e.seq.begin == high_ack_)) fail("first entry does not start at HighACK");
     if (i > 0 && !(at(i - 1).seq.end == e.seq.begin)) fail(fmt::format("gap before entry {}", i));
     if (e.sacked() && e.lost()) fail(fmt::format("entry {} both SACKed and lost", i));

@@ -332,6 +332,75 @@ TEST(Scoreboard, RandomWalkMatchesPacketModel) {
   }
 }
 
+// The lookups by sequence (find, which every SACK block and retransmission
+// uses: an index guessed from the head packet's MSS, then a doubling search
+// from the guess) and the walk in transmission order (each node's position
+// number) against plain scans, on flights of mixed packet sizes: new data at
+// different MSSes, retransmissions that split packets in the middle of the
+// ring (renumbering the nodes after them), partial cumulative ACKs that
+// trim the head, the ring growing and wrapping. The harness's invariant
+// checker also compares every node's position number with its index.
+TEST(Scoreboard, FindAndTimeOrderWalkMatchScansOnMixedSizes) {
+  for (uint32_t base : testing::kBases) {
+    std::mt19937 rng(777 + base);
+    SbHarness h(base);
+    uint32_t una = 0, nxt = 0;
+    auto pick = [&](uint32_t lo, uint32_t hi) { return static_cast<uint32_t>(lo + rng() % (hi - lo + 1)); };
+    for (int step = 0; step < 3000; ++step) {
+      h.advance(Duration::us(100));
+      const uint32_t op = rng() % 8;
+      if (op < 3 && nxt - una < 200000) {
+        // Mostly one MSS for long runs, as a real flow, sometimes another.
+        const uint32_t mss = rng() % 4 == 0 ? pick(1, 1500) : 1000u;
+        const uint32_t len = pick(1, 40) * mss - (rng() % 2 ? 0 : pick(0, mss - 1));
+        h.send(nxt, nxt + len, mss);
+        nxt += len;
+      } else if (op < 4 && nxt > una) {
+        una += pick(0, std::min<uint32_t>(nxt - una, 5000));  // may end inside a packet
+        h.ack(una);
+      } else if (op < 6 && !h.sb().empty()) {
+        // Retransmit part of a packet: splits it where the new MSS ends.
+        const ScoreboardEntry& e = h.sb().at(rng() % h.sb().size());
+        const uint32_t b = static_cast<uint32_t>(e.seq.begin - h.seq(0));
+        const uint32_t len = pick(1, e.seq.len());
+        h.retransmit(b, b + len, len);
+      } else if (op < 7 && nxt > una) {
+        const uint32_t b = una + pick(1, nxt - una);
+        h.ack(una, {{b, std::min(nxt, b + pick(1, 8000))}});
+      } else if (!h.sb().empty()) {
+        h.sb().mark_lost(rng() % h.sb().size());
+        h.check();
+      }
+      // find() at every packet's edges and inside, and outside the flight.
+      auto scan = [&](Seq32 s) -> std::optional<size_t> {
+        for (size_t i = 0; i < h.sb().size(); ++i)
+          if (h.sb().at(i).seq.contains(s)) return i;
+        return std::nullopt;
+      };
+      std::vector<Seq32> probes{h.seq(una) - 1, h.seq(una), h.seq(nxt), h.seq(nxt) + 1};
+      for (size_t i = 0; i < h.sb().size(); ++i) {
+        const SeqRange r = h.sb().at(i).seq;
+        probes.insert(probes.end(), {r.begin, r.begin + r.len() / 2, r.end - 1});
+      }
+      for (Seq32 s : probes) ASSERT_EQ(h.sb().find(s), scan(s)) << "step " << step;
+      // The walk hands out each packet with its own index.
+      size_t walked = 0;
+      h.sb().walk_by_xmit_time([&](size_t i, const ScoreboardEntry& e) {
+        EXPECT_EQ(&h.sb().at(i), &e) << "step " << step;
+        ++walked;
+        return true;
+      });
+      size_t want = 0;
+      for (size_t i = 0; i < h.sb().size(); ++i) {
+        const ScoreboardEntry& e = h.sb().at(i);
+        want += !e.sacked() && !(e.lost() && !e.retrans());
+      }
+      ASSERT_EQ(walked, want) << "step " << step;
+    }
+    EXPECT_GT(h.sb().size(), 16u) << "the ring grew";
+  }
+}
+
 // CVE-2019-11478 pattern (SACK panic class): a peer SACKing one byte inside
 // packets, a different one on every ACK. Linux keeps no sub-packet SACK
 // state; neither does the scoreboard: nothing is credited or remembered, so
