@@ -32,7 +32,7 @@ struct StackConfig {
   int tcp_retries2 = 15;
   int tcp_orphan_retries = 0;
   int tcp_fin_timeout_s = 60;
-  int tcp_tw_reuse = 2;
+  int tcp_tw_reuse = 2;  // accepted for scripts; connect() does not reuse TIME-WAIT tuples yet
   int tcp_syncookies = 1;
   // RFC 7413 Fast Open: Linux's TFO_* bits (tcp/fastopen.h); 1 = client only.
   int tcp_fastopen = 1;
@@ -74,7 +74,7 @@ struct StackConfig {
   int tcp_tso_win_divisor = 3;
   uint32_t tcp_min_tso_segs = 2;  // the smallest burst tcp_tso_autosize chooses
   uint32_t tcp_notsent_lowat = 0xffffffff;
-  uint32_t tcp_limit_output_bytes = 1048576;
+  uint32_t tcp_limit_output_bytes = 1048576;  // accepted for scripts: TSQ limits a device queue weir does not have
   int tcp_challenge_ack_limit = 1000;  // per second, global
   uint32_t tcp_invalid_ratelimit_ms = 500;
   uint32_t initial_cwnd = 10;          // RFC 6928, Linux TCP_INIT_CWND

@@ -162,6 +162,17 @@ Socket& StackImpl::new_child(Socket& ls, const FourTuple& t) {
   return c;
 }
 
+// Linux tcp_conn_request: without SYN cookies the last quarter of
+// tcp_max_syn_backlog is kept for peers proven alive ("we continue to
+// communicate to destinations, already remembered to the moment of
+// synflood"; tcp_peer_is_proven: an RTT in tcp_metrics). weir keeps no
+// per-peer RTT metrics, so no peer is proven and that quarter stays free.
+bool StackImpl::syn_backlog_reserved(const tcp::Listener& l) const {
+  if (cfg_.tcp_syncookies) return false;
+  const int64_t max = cfg_.tcp_max_syn_backlog;
+  return max - static_cast<int64_t>(l.syn_queue_len()) < (max >> 2);
+}
+
 void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg) {
   tcp::Listener& l = *ls.listener;
   if (l.accept_queue_full()) {
@@ -178,6 +189,10 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
   if (l.syn_queue_full()) {
     counters_.inc(Counter::TcpExtTCPReqQFullDrop);
     counters_.inc(Counter::TcpExtListenDrops);
+    return;
+  }
+  if (syn_backlog_reserved(l)) {
+    counters_.inc(Counter::TcpExtListenDrops);  // tcp_listendrop at drop_and_release
     return;
   }
   const tcp::PassiveFastOpen fo = fastopen_syn(now, ls, t, seg);

@@ -136,6 +136,7 @@ class StackImpl final : public tcp::TcpEnv {
   void input_pmtu(Time now, Socket& s, uint32_t mtu, Seq32 quoted_seq);
   bool input_listener(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   void listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
+  bool syn_backlog_reserved(const tcp::Listener& l) const;
   bool listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg);
   // RFC 7413 (fastopen_listen.cc): the listener's Fast Open answer to a SYN.
   tcp::PassiveFastOpen fastopen_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);

@@ -133,6 +133,13 @@ void Connection::set_state(Time now, State s) {
   trace_event(now, TraceEvent::kState, linux_state(s));
 }
 
+// The largest packet the IP header can describe: IPv4's total length is 16
+// bits (Linux ipv4_mtu caps at IP_MAX_MTU, 65535, and ipv4_default_advmss
+// at IPV4_MAX_PMTU - 40); IPv6's payload length is 16 bits after its 40-byte
+// header (IP6_MAX_MTU). A device MTU above it (loopback's 65536) must not
+// make a segment that overflows the field.
+uint32_t Connection::max_packet(bool v4) { return v4 ? 65535u : 65535u + 40u; }
+
 // Linux tcp_mss_to_mtu/tcp_mtu_to_mss + tcp_sync_mss: the MSS for data,
 // options excluded, never below tcp_min_snd_mss, and at most half the
 // largest window the peer offered (tcp_bound_to_half_wnd).
@@ -140,7 +147,8 @@ void Connection::update_mss(uint32_t pmtu) {
   const StackConfig& cfg = env_.cfg();
   pmtu_ = pmtu;
   const uint32_t ip_hdr = tuple_.remote.addr.is_v4() ? 20 : 40;
-  uint32_t mss = pmtu > ip_hdr + 20 ? pmtu - ip_hdr - 20 : 0;
+  const uint32_t path = std::min(pmtu, max_packet(tuple_.remote.addr.is_v4()));
+  uint32_t mss = path > ip_hdr + 20 ? path - ip_hdr - 20 : 0;
   mss = std::min<uint32_t>(mss, peer_mss_);
   if (opts_.user_mss) mss = std::min<uint32_t>(mss, opts_.user_mss);
   mss = std::max(mss, cfg.tcp_min_snd_mss);  // Linux tcp_min_snd_mss (CVE-2019-11479)
@@ -158,7 +166,7 @@ void Connection::update_mss(uint32_t pmtu) {
 
 void Connection::init_mss() {
   const bool v4 = tuple_.remote.addr.is_v4();
-  const uint32_t path = env_.path_mtu(tuple_.remote.addr);
+  const uint32_t path = std::min(env_.path_mtu(tuple_.remote.addr), max_packet(v4));
   const uint32_t ip_hdr = v4 ? 20 : 40;
   // RFC 9293 §3.7.1 / RFC 6691: MSS = MTU - fixed IP and TCP headers. The
   // announced MSS comes from the route's MTU, a cached PMTU exception

@@ -387,6 +387,7 @@ class Connection {
   bool req_timeout_resends(int limit, bool& expire);
   void enter_time_wait(Time now);
   Duration fin_time() const;
+  static uint32_t max_packet(bool v4);
   bool thin_linear_timeout() const;
   void orphan_fin_wait2(Time now, const InSegment* ack);
   bool retries_exhausted(Time now, int limit, Duration user_timeout) const;

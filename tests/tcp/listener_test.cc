@@ -92,6 +92,25 @@ TEST(Listener, AcceptQueueOverflowDropsSyn) {
   EXPECT_GE(t.stack().counters().get(Counter::TcpExtListenOverflows), 1u);
 }
 
+TEST(Listener, WithoutCookiesTheLastQuarterOfMaxSynBacklogIsKept) {
+  // Linux tcp_conn_request: max_syn_backlog 8, no cookies: a SYN is dropped
+  // once fewer than 8 >> 2 = 2 request slots would stay free, though the
+  // listen backlog (100) has room.
+  StackConfig cfg;
+  cfg.tcp_syncookies = 0;
+  cfg.tcp_max_syn_backlog = 8;
+  Harness t(cfg);
+  listen_on(t, 100);
+  for (uint16_t p = 3000; p < 3007; ++p) {
+    syn_from(t, p, Seq32(p * 1000));
+    EXPECT_TRUE(t.expect_tx().has(SYN)) << p;
+  }
+  syn_from(t, 3007, Seq32(7));
+  EXPECT_EQ(t.pending(), 0u) << describe(t.expect_tx());
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtListenDrops), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPReqQFullDrop), 0u);
+}
+
 TEST(Listener, NewerSynReusesTimeWait) {
   Harness t;
   SocketId s = t.passive_open();
@@ -219,6 +238,19 @@ TEST(Mss, PeerCannotForceTinySegments) {
   // 48 (tcp_min_snd_mss) less the 12 bytes of timestamps.
   EXPECT_EQ(x.payload.size(), 36u);
   EXPECT_EQ(t.stack().tcp_info(s)->tcpi_snd_mss, 36u);
+}
+
+TEST(Mss, LoopbackMtuIsCappedAtTheIpv4LengthField) {
+  // Linux ipv4_default_advmss / ipv4_mtu: a 65,536-byte device MTU (lo)
+  // gives MSS 65,495 (65,535 - 40), so no packet overflows total length.
+  Harness t(StackConfig{}, 65536);
+  PeerOpts o;
+  o.mss = 65495;
+  o.ts = false;
+  SocketId s = t.passive_open(o);
+  const TcpInfo info = *t.stack().tcp_info(s);
+  EXPECT_EQ(info.tcpi_advmss, 65495u);
+  EXPECT_EQ(info.tcpi_snd_mss, 65495u);
 }
 
 TEST(Mss, MissingMssOptionMeans536) {
