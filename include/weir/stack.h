@@ -29,7 +29,7 @@ inline constexpr SocketId kNoSocket = 0;
 // poll(2) bits, Linux values.
 namespace ev {
 inline constexpr uint32_t IN = 0x001;
-inline constexpr uint32_t PRI = 0x002;
+inline constexpr uint32_t PRI = 0x002;  // urgent data waits for recv(MSG_OOB)
 inline constexpr uint32_t OUT = 0x004;
 inline constexpr uint32_t ERR = 0x008;
 inline constexpr uint32_t HUP = 0x010;
@@ -107,12 +107,23 @@ class Stack {
   // the metrics new connections to DEST start from (and the MTU every
   // connection to it reads). kInval: bad prefix; kNoBufs: the table is full.
   Errc set_route(const Route& r);
+  // recv(): MSG_PEEK, and MSG_OOB for the urgent byte (Linux tcp_recv_urg:
+  // EINVAL when there is none or SO_OOBINLINE, EAGAIN before it arrives).
+  // A read stops at the urgent mark and steps over the urgent byte unless
+  // SO_OOBINLINE. send(MSG_OOB) makes the end of the write urgent.
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags = 0);
+  // splice() from the socket into a pipe, as Linux tcp_splice_read: up to
+  // out.size() stream bytes (the pipe's room), never across the urgent mark
+  // nor stepping over its byte. Nothing to move: 0 at EOF, or for a
+  // blocking call (`nonblock` false: the socket's O_NONBLOCK) stuck at an
+  // urgent byte; kAgain when a non-blocking call finds nothing, or when a
+  // blocking one must wait for data (the caller waits and calls again).
+  Expected<size_t, Errc> splice_read(Time now, SocketId s, std::span<uint8_t> out, bool nonblock);
   Errc shutdown(Time now, SocketId s, int how);  // SHUT_RD / SHUT_WR / SHUT_RDWR
   Errc close(Time now, SocketId s);
   Errc setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> val);
   Errc getsockopt(SocketId s, int level, int name, std::span<uint8_t> val, size_t* len) const;
-  Errc ioctl(SocketId s, unsigned long req, int* out) const;  // FIONREAD/SIOCINQ/SIOCOUTQ/SIOCOUTQNSD
+  Errc ioctl(SocketId s, unsigned long req, int* out) const;  // FIONREAD/SIOCINQ/SIOCOUTQ/SIOCOUTQNSD/SIOCATMARK
   uint32_t poll(SocketId s) const;  // ev:: bits
   Expected<Endpoint, Errc> local_endpoint(SocketId s) const;
   Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;

@@ -168,7 +168,7 @@ ssize_t Api::send(int fd, const void* buf, size_t n, int flags) {
   size_t done = 0;
   const auto* p = static_cast<const uint8_t*>(buf);
   for (;;) {
-    auto r = stack_.send(now_, f->id, std::span(p + done, n - done), flags & (MSG_MORE | MSG_ZEROCOPY));
+    auto r = stack_.send(now_, f->id, std::span(p + done, n - done), flags & (MSG_MORE | MSG_ZEROCOPY | MSG_OOB));
     if (r) done += *r;
     if (done == n) return static_cast<ssize_t>(done);
     if (!r && r.error() != Errc::kAgain) return done ? static_cast<ssize_t>(done) : fail(r.error());
@@ -183,9 +183,11 @@ ssize_t Api::recv(int fd, void* buf, size_t n, int flags) {
   Fd* f = fd_entry(fd);
   if (!f) return fail(EBADF);
   for (;;) {
-    auto r = stack_.recv(now_, f->id, std::span(static_cast<uint8_t*>(buf), n), flags & (MSG_PEEK));
+    auto r = stack_.recv(now_, f->id, std::span(static_cast<uint8_t*>(buf), n), flags & (MSG_PEEK | MSG_OOB));
     if (r) return static_cast<ssize_t>(*r);
-    if (r.error() != Errc::kAgain || (flags & MSG_DONTWAIT) || !wait(fd, *f, POLLIN)) return fail(r.error());
+    // MSG_OOB never waits (Linux tcp_recv_urg: EAGAIN whatever the socket's mode).
+    if (r.error() != Errc::kAgain || (flags & (MSG_DONTWAIT | MSG_OOB)) || !wait(fd, *f, POLLIN))
+      return fail(r.error());
     f = fd_entry(fd);
     if (!f) return fail(EBADF);
   }

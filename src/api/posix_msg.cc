@@ -95,7 +95,7 @@ ssize_t Api::sendmsg(int fd, const msghdr* msg, int flags) {
     all.insert(all.end(), p, p + msg->msg_iov[i].iov_len);
     lens.push_back(static_cast<uint32_t>(msg->msg_iov[i].iov_len));
   }
-  const int pass = flags & (MSG_MORE | MSG_ZEROCOPY | MSG_EOR);
+  const int pass = flags & (MSG_MORE | MSG_ZEROCOPY | MSG_EOR | MSG_OOB);
   size_t done = 0;
   for (;;) {
     // The iovec elements not yet (wholly) queued.

@@ -47,6 +47,9 @@ Errc Stack::set_route(const Route& r) { return impl_->set_route(r); }
 Expected<size_t, Errc> Stack::recv(Time now, SocketId s, std::span<uint8_t> out, int flags) {
   return impl_->recv(impl_->mono(now), s, out, flags);
 }
+Expected<size_t, Errc> Stack::splice_read(Time now, SocketId s, std::span<uint8_t> out, bool nonblock) {
+  return impl_->splice_read(impl_->mono(now), s, out, nonblock);
+}
 Errc Stack::shutdown(Time now, SocketId s, int how) { return impl_->shutdown(impl_->mono(now), s, how); }
 Errc Stack::close(Time now, SocketId s) { return impl_->close(impl_->mono(now), s); }
 Errc Stack::setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> v) {

@@ -261,7 +261,10 @@ Errc StackImpl::bind(SocketId id, const Endpoint& local) {
   if (!s) return Errc::kBadf;
   if (s->bound) return Errc::kInval;
   if (!s->v6 && !local.addr.is_v4()) return Errc::kAfNoSupport;
-  if (!local.addr.is_unspecified() && !owns(local.addr)) return Errc::kAddrNotAvail;
+  // Linux __inet_bind / __inet6_bind: an address not ours is EADDRNOTAVAIL
+  // unless IP_FREEBIND (inet_can_nonlocal_bind) allows it.
+  if (!local.addr.is_unspecified() && !owns(local.addr) && !s->conn->opts().freebind)
+    return Errc::kAddrNotAvail;
   Endpoint ep = local;
   if (ep.port == 0) {
     auto p = ephemeral_port(ep.addr, Endpoint{}, false);
@@ -416,6 +419,15 @@ Expected<size_t, Errc> StackImpl::recv(Time now, SocketId id, std::span<uint8_t>
   if (!s) return Unexpected(Errc::kBadf);
   if (s->listener) return Unexpected(Errc::kNotConn);
   auto r = s->conn->recv(now, out, flags);
+  after_call(*s);
+  return r;
+}
+
+Expected<size_t, Errc> StackImpl::splice_read(Time now, SocketId id, std::span<uint8_t> out, bool nonblock) {
+  Socket* s = app_socket(id);
+  if (!s) return Unexpected(Errc::kBadf);
+  if (s->listener) return Unexpected(Errc::kNotConn);  // tcp_read_sock on TCP_LISTEN
+  auto r = s->conn->splice_read(now, out, nonblock);
   after_call(*s);
   return r;
 }

@@ -96,6 +96,7 @@ class StackImpl final : public tcp::TcpEnv {
   Errc set_route(const Route& r) { return routes_.set(r); }
   const tcp::fastopen::ClientCache& fastopen_cache() const { return fo_cache_; }
   Expected<size_t, Errc> recv(Time now, SocketId s, std::span<uint8_t> out, int flags);
+  Expected<size_t, Errc> splice_read(Time now, SocketId s, std::span<uint8_t> out, bool nonblock);
   Errc shutdown(Time now, SocketId s, int how);
   Errc close(Time now, SocketId s);
   Errc setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> v);

@@ -75,6 +75,7 @@ Rendered render_expected(const PacketSpec& p) {
   r.fields.push_back({"seq", fmt::format("{}:{}({})", p.seq_start, p.seq_end, p.len)});
   if (p.ack) r.fields.push_back({"ack", fmt::format("ack {}", *p.ack)});
   if (p.win) r.fields.push_back({"win", fmt::format("win {}", *p.win)});
+  if (p.urg) r.fields.push_back({"urg", fmt::format("urg {}", *p.urg)});
   if (p.options_any) {
     r.fields.push_back({"options", "<...>"});
   } else if (p.options_given || !p.options.empty()) {
@@ -92,6 +93,7 @@ struct Actual {
   uint32_t len = 0;
   uint32_t ack = 0;
   uint16_t win = 0;
+  uint16_t urg = 0;  // the urgent pointer
   uint8_t tos = 0;
   wire::TcpOptions options;
   uint32_t ts_val_script = 0;  // TS val mapped to script space
@@ -108,6 +110,7 @@ Rendered render_actual(const Actual& a, bool show_ecn) {
   r.fields.push_back({"seq", fmt::format("{}:{}({})", a.seq, a.seq + a.len, a.len)});
   if (a.flags & wire::tcp_flag::ACK) r.fields.push_back({"ack", fmt::format("ack {}", a.ack)});
   r.fields.push_back({"win", fmt::format("win {}", a.win)});
+  if (a.urg || (a.flags & wire::tcp_flag::URG)) r.fields.push_back({"urg", fmt::format("urg {}", a.urg)});
   wire::TcpOptions o = a.options;
   if (o.ts) o.ts->val = a.ts_val_script;
   std::string opts = wire::format_options(o);
@@ -407,6 +410,7 @@ Actual actual_of(const wire::TcpPacket& pk, uint32_t local_off, uint32_t remote_
   a.len = static_cast<uint32_t>(pk.payload.size());
   a.ack = pk.tcp.ack.raw() - remote_off;
   a.win = pk.tcp.window;
+  a.urg = pk.tcp.urgent;
   a.tos = pk.ip.tos;
   a.options = pk.tcp.options;
   for (size_t i = 0; i < a.options.sack_count; ++i)
@@ -459,6 +463,10 @@ std::optional<Mismatch> header_mismatch(const PacketSpec& p, const Actual& a) {
     return Mismatch{"ack", fmt::format("live packet field tcp_ack_seq: expected {} vs actual {}", *p.ack, a.ack)};
   if (p.win && *p.win != a.win)
     return Mismatch{"win", fmt::format("live packet field tcp_window: expected {} vs actual {}", *p.win, a.win)};
+  // packetdrill checks the urgent pointer on every packet: 0 unless the
+  // script gives `urg N`.
+  if (p.urg.value_or(0) != a.urg)
+    return Mismatch{"urg", fmt::format("live packet field tcp_urg_ptr: expected {} vs actual {}", p.urg.value_or(0), a.urg)};
   return std::nullopt;
 }
 

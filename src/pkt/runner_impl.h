@@ -66,10 +66,25 @@ Unexpected<Stop> stopped(const Expected<T, Stop>& e) {
   return Unexpected<Stop>(e.error());
 }
 
+// An in-memory pipe (Linux pipe(2)) for splice() scripts: bytes in order,
+// bounded by Linux's default pipe size, PIPE_DEF_BUFFERS (16) pages of 4 KiB.
+// Linux counts the room in page slots (a splice of a few bytes can take a
+// whole slot); here it is counted in bytes.
+struct Pipe {
+  static constexpr size_t kCapacity = 16 * 4096;
+  static constexpr size_t kPipeBuf = 4096;  // PIPE_BUF: writes up to this size are atomic
+  std::deque<uint8_t> bytes;
+  bool reader_open = true;
+  bool writer_open = true;
+  size_t room() const { return kCapacity - bytes.size(); }
+};
+
 // One script fd.
 struct FdEntry {
-  enum class Kind { kSocket, kEpoll } kind = Kind::kSocket;
+  enum class Kind { kSocket, kEpoll, kPipeRead, kPipeWrite } kind = Kind::kSocket;
   SocketId sock = kNoSocket;
+  std::shared_ptr<Pipe> pipe;  // kPipeRead / kPipeWrite: the pipe this end belongs to
+  bool is_pipe() const { return kind == Kind::kPipeRead || kind == Kind::kPipeWrite; }
   bool nonblock = false;
   bool listener = false;
   bool inq = false;  // TCP_INQ: recvmsg() reports a TCP_CM_INQ cmsg

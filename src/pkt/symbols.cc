@@ -37,7 +37,7 @@ constexpr Sym kSymbols[] = {
     // IP options
     {"IP_TOS", 1}, {"IP_TTL", 2}, {"IP_MTU_DISCOVER", 10}, {"IP_RECVERR", 11}, {"IP_MTU", 14},
     {"IP_FREEBIND", 15}, {"IP_PMTUDISC_DONT", 0}, {"IP_PMTUDISC_DO", 2}, {"IPV6_TCLASS", 67},
-    {"IPV6_RECVERR", 25}, {"IPV6_MTU_DISCOVER", 23},
+    {"IPV6_RECVERR", 25}, {"IPV6_MTU_DISCOVER", 23}, {"IPV6_FREEBIND", 78},
     // message flags
     {"MSG_OOB", 0x1}, {"MSG_PEEK", 0x2}, {"MSG_DONTROUTE", 0x4}, {"MSG_CTRUNC", 0x8}, {"MSG_TRUNC", 0x20},
     {"MSG_DONTWAIT", 0x40}, {"MSG_EOR", 0x80}, {"MSG_WAITALL", 0x100}, {"MSG_ERRQUEUE", 0x2000},
@@ -49,6 +49,9 @@ constexpr Sym kSymbols[] = {
     // ioctl
     {"SIOCINQ", 0x541B}, {"FIONREAD", 0x541B}, {"SIOCOUTQ", 0x5411}, {"TIOCOUTQ", 0x5411},
     {"SIOCOUTQNSD", 0x894B}, {"FIONBIO", 0x5421},
+    {"SIOCATMARK", 0x8905},
+    // splice
+    {"SPLICE_F_MOVE", 0x01}, {"SPLICE_F_NONBLOCK", 0x02}, {"SPLICE_F_MORE", 0x04}, {"SPLICE_F_GIFT", 0x08},
     // shutdown
     {"SHUT_RD", 0}, {"SHUT_WR", 1}, {"SHUT_RDWR", 2},
     // poll / epoll

@@ -74,6 +74,10 @@ class SyscallCtx {
   Status getsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);
   Status fcntl_call();
   Status ioctl_call();
+  Status pipe_call();            // syscalls_pipe.cc: pipe([rfd, wfd])
+  Status splice_call();          // syscalls_pipe.cc: socket -> pipe
+  Status pipe_io_call(FdEntry& f, bool is_read, size_t want, bool blocking);  // syscalls_pipe.cc
+  Status pipe_close(int fd, FdEntry& f);                                    // syscalls_pipe.cc
   Status poll_calls();           // syscalls_wait.cc
   Status epoll_calls();          // syscalls_wait.cc
   Status epoll_wait_call(FdEntry& ep);  // syscalls_wait.cc

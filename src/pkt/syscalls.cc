@@ -36,10 +36,18 @@ Status check_cm_inq(Runner& r, SocketId s, int64_t want, bool inq_on) {
   return ok();
 }
 
-bool read_target_met(const Stack& st, SocketId s, size_t want) {
+// At an urgent mark SIOCINQ says 0 (Linux tcp_inq) although a read would
+// step over the urgent byte and return what follows: count that by peeking.
+bool read_target_met(Stack& st, Time now, SocketId s, size_t want) {
   int inq = 0;
   if (st.ioctl(s, 0x541B /* SIOCINQ */, &inq) != Errc::kOk) return true;  // recv reports it
   if (st.poll(s) & (ev::ERR | ev::HUP | ev::RDHUP)) return true;
+  int mark = 0;
+  if (st.ioctl(s, 0x8905 /* SIOCATMARK */, &mark) == Errc::kOk && mark) {
+    std::vector<uint8_t> peek(std::max<size_t>(want, 1));
+    auto got = st.recv(now, s, peek, sym::MSG_PEEK);
+    inq = got ? static_cast<int>(*got) : 0;
+  }
   int lowat = 1;
   size_t optlen = sizeof lowat;
   std::span<uint8_t> val(reinterpret_cast<uint8_t*>(&lowat), sizeof lowat);
@@ -52,7 +60,7 @@ bool read_target_met(const Stack& st, SocketId s, size_t want) {
 bool unsupported_sockopt(std::string_view name) {
   static const char* kNames[] = {"TCP_MD5SIG", "TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
                                  "TCP_SAVED_SYN", "TCP_ULP", "SO_RCVTIMEO", "SO_SNDTIMEO",
-                                 "SO_BINDTODEVICE", "TCP_TX_DELAY", "IP_FREEBIND"};
+                                 "SO_BINDTODEVICE", "TCP_TX_DELAY"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;
@@ -277,6 +285,7 @@ Status SyscallCtx::close_call() {
   auto e = fd(0);
   if (!e) return stopped(e);
   const int f = static_cast<int>(*n);
+  if ((*e)->is_pipe()) return pipe_close(f, **e);
   Ret ret = (*e)->kind == FdEntry::Kind::kEpoll ? Ret{} : from(r_.stack_->close(r_.now_, (*e)->sock));
   r_.fds_.erase(f);
   if (f == r_.sut_fd_) r_.conn_.closed = true;
@@ -338,6 +347,7 @@ Status SyscallCtx::data_calls() {
   if (!fp) return stopped(fp);
   FdEntry& f = **fp;
   const bool plain = n == "read" || n == "write";
+  if (f.is_pipe() && !plain) return skip(fmt::format("{}() on a pipe is not supported", n));
   const bool vec = n == "readv" || n == "writev";
   const bool msg = n == "recvmsg" || n == "sendmsg";
   // The length argument first, then the buffer, as the calls' arity demands.
@@ -355,6 +365,7 @@ Status SyscallCtx::data_calls() {
   if (*len < 0 || *len > (64 << 20)) return fail(fmt::format("{}(): length {} out of range", n, *len));
   // A NULL buffer: the kernel's copy to or from user memory fails (EFAULT)
   // when there is something to copy.
+  if (f.is_pipe()) return pipe_io_call(f, is_read, static_cast<size_t>(*len), !f.nonblock);
   const Expr& b = **buf;
   bool null_buf = (b.kind == Expr::Kind::kWord && b.text == "NULL") || (b.kind == Expr::Kind::kInt && b.num == 0);
   if (null_buf && !vec && !msg) {
@@ -410,10 +421,13 @@ Status SyscallCtx::read_call(FdEntry& f, size_t want, int flags, bool blocking) 
   SocketId s = f.sock;
   Runner* r = &r_;
   return run(blocking, [r, s, want, engine_flags, blocking, want_inq, inq_on](Time now) -> Attempt {
-    if (blocking && !read_target_met(*r->stack_, s, want)) return blocked();
+    // MSG_OOB never waits (Linux tcp_recv_urg: EAGAIN "independent of the
+    // blocking state of the socket").
+    const bool waits = blocking && !(engine_flags & sym::MSG_OOB);
+    if (waits && !read_target_met(*r->stack_, now, s, want)) return blocked();
     std::vector<uint8_t> buf(want);
     auto got = r->stack_->recv(now, s, buf, engine_flags);
-    if (!got && got.error() == Errc::kAgain && blocking) return blocked();
+    if (!got && got.error() == Errc::kAgain && waits) return blocked();
     if (got && want_inq)
       if (auto c = check_cm_inq(*r, s, *want_inq, inq_on); !c) return stopped(c);
     return done(got ? Ret{static_cast<int64_t>(*got), 0} : from(got.error()));
@@ -519,7 +533,14 @@ Status SyscallCtx::ioctl_call() {
   Value req = eval_arg(1);
   if (!req) return stopped(req);
   int out = 0;
-  Ret ret = from(r_.stack_->ioctl((*f)->sock, static_cast<unsigned long>(*req), &out));
+  Ret ret;
+  if ((*f)->is_pipe()) {
+    // Linux pipe_ioctl: FIONREAD is the bytes in the pipe; nothing else.
+    if (*req != 0x541B /* FIONREAD */) return skip(fmt::format("ioctl({}) on a pipe is not supported", s_.args[1].text));
+    out = static_cast<int>((*f)->pipe->bytes.size());
+  } else {
+    ret = from(r_.stack_->ioctl((*f)->sock, static_cast<unsigned long>(*req), &out));
+  }
   if (ret.value == 0 && s_.args.size() > 2 && !is_ellipsis(s_.args[2])) {
     Value want = eval(s_.args[2]);
     if (!want) return stopped(want);
@@ -703,6 +724,8 @@ Status SyscallCtx::dispatch() {
   if (n == "setsockopt" || n == "getsockopt" || n == "fcntl" || n == "ioctl") return option_calls();
   if (n == "poll") return poll_calls();
   if (n.rfind("epoll_", 0) == 0) return epoll_calls();
+  if (n == "pipe") return pipe_call();
+  if (n == "splice") return splice_call();
   return skip(fmt::format("unsupported system call {}()", n));
 }
 

@@ -33,6 +33,7 @@ Status SyscallCtx::poll_calls() {
     if (!fdn) return stopped(fdn);
     auto it = r_.fds_.find(static_cast<int>(*fdn));
     if (it == r_.fds_.end()) return fail("poll(): fd is not open in the script");
+    if (it->second.is_pipe()) return skip("poll() on a pipe is not supported");
     Value events = eval(ev->items[0]);
     if (!events) return stopped(events);
     PollItem item{it->second.sock, static_cast<uint32_t>(*events), std::nullopt};

@@ -83,6 +83,7 @@ Connection::Connection(TcpEnv& env, uint32_t id, const SockOpts& opts)
   if (opts_.rcvbuf) rcv_.set_rcvbuf(opts_.rcvbuf);
   if (opts_.window_clamp) rcv_.set_window_clamp(opts_.window_clamp);
   if (opts_.rcvlowat > 1) rcv_.set_rcvlowat(opts_.rcvlowat);
+  rcv_.set_oob_inline(opts_.oobinline);  // a listener's SO_OOBINLINE carries over (sk_clone_lock)
 }
 
 Connection::~Connection() = default;
@@ -396,13 +397,16 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
 }
 
 Expected<size_t, Errc> Connection::recv(Time now, std::span<uint8_t> out, int flags) {
+  if (flags & MSG_OOB) return recv_urg(out, flags);
   if (state_ == State::kListen) return Unexpected(Errc::kNotConn);
   const bool peek = (flags & MSG_PEEK) != 0;
   if (rcv_.readable() > 0 && !out.empty()) {
     ReadResult r = rcv_.read(now, out, peek, env_.counters());
     if (r.window_update && synchronized() && state_ != State::kTimeWait) send_ack(now);
     events_ |= conn_event::kReadiness;
-    return r.bytes;
+    // A read that only stepped over the urgent byte found nothing to return
+    // (Linux tcp_recvmsg carries on: EOF, an error or EAGAIN, as below).
+    if (r.bytes > 0) return r.bytes;
   }
   if (out.empty()) return size_t{0};
   if (rcv_.fin_received() || rd_shut_) {
@@ -497,9 +501,12 @@ uint32_t Connection::poll() const {
   if (rd_shut_ || rcv_.fin_received()) mask |= ev::IN | ev::RDHUP;
   // Linux tcp_poll: a passive Fast Open socket is usable in SYN-RECEIVED.
   if ((state_ != State::kSynSent && state_ != State::kSynReceived) || fastopen_pending()) {
-    if (rcv_.readable() >= std::max<uint32_t>(opts_.rcvlowat, 1) ||
+    // Linux tcp_poll: one byte more is wanted at an urgent byte a read
+    // would step over; EPOLLPRI while that byte waits for recv(MSG_OOB).
+    if (rcv_.readable() >= rcv_.poll_target(std::max<uint32_t>(opts_.rcvlowat, 1)) ||
         (rcv_.readable() > 0 && rcv_.fin_received()))
       mask |= ev::IN;
+    if (rcv_.urg_data() == UrgData::kValid) mask |= ev::PRI;
     if (!wr_shut_) {
       if (stream_writeable() && state_ != State::kListen) mask |= ev::OUT;
     } else {
@@ -518,7 +525,10 @@ Errc Connection::ioctl(unsigned long req, int* out) const {
   switch (req) {
     case 0x541B:  // FIONREAD / SIOCINQ
       if (state_ == State::kListen) return Errc::kInval;
-      *out = static_cast<int>(std::min<size_t>(rcv_.readable(), 0x7fffffff));
+      *out = static_cast<int>(std::min<size_t>(rcv_.inq(), 0x7fffffff));  // Linux tcp_inq
+      return Errc::kOk;
+    case 0x8905:  // SIOCATMARK (Linux tcp_ioctl): the next byte read is the urgent mark
+      *out = rcv_.at_mark() ? 1 : 0;
       return Errc::kOk;
     case 0x5411:  // TIOCOUTQ / SIOCOUTQ: bytes not yet acknowledged
       if (state_ == State::kListen) return Errc::kInval;

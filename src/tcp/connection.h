@@ -77,6 +77,8 @@ struct SockOpts {
   bool zerocopy = false;            // SO_ZEROCOPY (Linux SOCK_ZEROCOPY)
   uint32_t tsflags = 0;             // SO_TIMESTAMPING (Linux sk_tsflags)
   uint32_t mark = 0;                // SO_MARK: kept and reported; weir has no policy routing or filter to match it
+  bool oobinline = false;           // SO_OOBINLINE (Linux SOCK_URGINLINE): urgent data stays in the stream
+  bool freebind = false;            // IP_FREEBIND / IPV6_FREEBIND: bind() to an address not (yet) ours
 };
 
 // How a listener answers a SYN under Fast Open (RFC 7413 §4.2.2): `child`
@@ -166,6 +168,12 @@ class Connection {
   Expected<size_t, Errc> send(Time now, std::span<const uint8_t> data, int flags,
                               std::span<const uint32_t> iov = {});
   Expected<size_t, Errc> recv(Time now, std::span<uint8_t> out, int flags);
+  // splice(socket -> pipe), one pass of Linux tcp_splice_read (tcp_urgent.cc):
+  // bytes as tcp_read_sock takes them (up to the urgent mark); 0 at EOF, or
+  // when a blocking call finds only the urgent byte (Linux breaks out rather
+  // than wait: "we do not want to loop"); kAgain when a non-blocking call
+  // finds nothing, or a blocking one must wait for data.
+  Expected<size_t, Errc> splice_read(Time now, std::span<uint8_t> out, bool nonblock);
   Errc shutdown(Time now, int how);
   // The application closes its handle; the connection lives on (orphaned)
   // until it reaches CLOSED.
@@ -290,6 +298,13 @@ class Connection {
   void fastopen_syn_pmtu(Time now, uint32_t mtu);
   void finish_syn_negotiation(Time now, Seq32 irs);
   void send_reset_for(Time now, const InSegment& seg);
+
+  // --- tcp_urgent.cc (RFC 9293 §3.8.5, RFC 6093; Linux tcp_urg, tcp_recv_urg, tcp_mark_urg)
+  void urg_input(const InSegment& seg);
+  Expected<size_t, Errc> recv_urg(std::span<uint8_t> out, int flags);
+  void mark_urg();                           // send(MSG_OOB): SND.UP = end of the write
+  void urg_header(wire::TcpHeader& h) const; // URG and SEG.UP on a segment while SND.UP is ahead
+  void urg_acked();                          // SND.UNA reached SND.UP: urgent mode ends
 
   // --- tcp_input.cc
   bool paws_reject(Time now, const InSegment& seg) const;
@@ -416,6 +431,10 @@ class Connection {
   Seq32 write_seq_;     // end of what the application wrote (Linux write_seq)
   Seq32 snd_sml_;       // end of the last small segment sent (Nagle, Minshall)
   Seq32 snd_max_;       // highest sequence ever sent (RFC 9293 SND.MAX)
+  // RFC 9293 §3.3.1 SND.UP and Linux tcp_urg_mode (snd_una != snd_up): the
+  // end of the last send(MSG_OOB), in force until SND.UNA reaches it.
+  Seq32 snd_up_;
+  bool urg_mode_ = false;
   bool fin_queued_ = false;  // the FIN follows write_seq
   bool fin_alone_ = false;   // the FIN first went out on its own (Linux: its own skb)
   bool syn_data_ = false;

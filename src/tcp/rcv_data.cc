@@ -320,21 +320,4 @@ size_t Receiver::sack_blocks(std::span<SeqRange> out, size_t max_blocks) const {
   return n;
 }
 
-// The application reads. Linux tcp_recvmsg: copy, then tcp_rcv_space_adjust
-// (autotuning), then tcp_cleanup_rbuf (maybe a window update).
-ReadResult Receiver::read(Time now, std::span<uint8_t> out, bool peek, Counters& c) {
-  flush_counters(c);
-  ReadResult r;
-  const size_t n = rcvq_.peek(out);
-  r.bytes = n;
-  if (peek || n == 0) return r;
-  rcvq_.consume(n);
-  // Nothing follows a FIN: a drained queue gives its storage back.
-  if (fin_in_order_) rcvq_.release();
-  copied_seq_ += static_cast<uint32_t>(n);
-  rcv_space_adjust(now);
-  r.window_update = cleanup_rbuf(n);
-  return r;
-}
-
 }  // namespace weir::tcp

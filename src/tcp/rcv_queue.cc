@@ -32,11 +32,13 @@ void RcvQueue::append(std::span<const uint8_t> data) {
   size_ += n;
 }
 
-size_t RcvQueue::peek(std::span<uint8_t> out) const {
-  const size_t n = std::min(out.size(), size_);
+size_t RcvQueue::peek_at(size_t off, std::span<uint8_t> out) const {
+  if (off >= size_) return 0;
+  const size_t n = std::min(out.size(), size_ - off);
   if (n == 0) return 0;
-  const size_t first = std::min(n, cap_ - head_);
-  std::memcpy(out.data(), buf_.get() + head_, first);
+  const size_t start = (head_ + off) & (cap_ - 1);
+  const size_t first = std::min(n, cap_ - start);
+  std::memcpy(out.data(), buf_.get() + start, first);
   std::memcpy(out.data() + first, buf_.get(), n - first);
   return n;
 }

@@ -22,7 +22,9 @@ class RcvQueue {
   // Appends all of `data`, growing the ring if needed.
   void append(std::span<const uint8_t> data);
   // Copies min(out.size(), size()) bytes from the front; returns how many.
-  size_t peek(std::span<uint8_t> out) const;
+  size_t peek(std::span<uint8_t> out) const { return peek_at(0, out); }
+  // The same from `off` bytes past the front (none if off >= size()).
+  size_t peek_at(size_t off, std::span<uint8_t> out) const;
   // Drops `n` bytes (at most size()) from the front.
   void consume(size_t n);
   // Frees the storage if the queue is empty (nothing more will arrive).

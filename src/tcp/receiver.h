@@ -61,6 +61,7 @@
 #include "weir/config.h"
 #include "weir/counters.h"
 #include "weir/errors.h"
+#include "weir/expected.h"
 #include "weir/seq.h"
 #include "weir/tcp_info.h"
 #include "weir/time.h"
@@ -142,9 +143,15 @@ struct DataOutcome {
 };
 
 struct ReadResult {
-  size_t bytes = 0;
+  size_t bytes = 0;            // copied to the reader
+  size_t consumed = 0;         // taken off the queue: bytes, plus a skipped urgent byte
   bool window_update = false;  // send a window update now (Linux tcp_cleanup_rbuf)
 };
+
+// Linux tp->urg_data's states (TCP_URG_NOTYET, TCP_URG_VALID, TCP_URG_READ):
+// no urgent pointer; one seen whose byte has not arrived; the byte held for
+// recv(MSG_OOB); the byte read by recv(MSG_OOB), the mark still ahead.
+enum class UrgData : uint8_t { kNone, kNotYet, kValid, kRead };
 
 class Receiver {
  public:
@@ -202,7 +209,36 @@ class Receiver {
   void on_unacceptable(Seq32 seq, uint32_t seg_len, Counters& c);
 
   // ---- the application ------------------------------------------------------
+  // recv(): Linux tcp_recvmsg, which stops at the urgent mark once it has
+  // copied anything and, without SO_OOBINLINE, steps over the urgent byte
+  // (rcv_urgent.cc). `consumed` > `bytes` when it skipped that byte.
   ReadResult read(Time now, std::span<uint8_t> out, bool peek, Counters& c);
+  // splice(): Linux tcp_read_sock, which stops at the urgent mark and never
+  // skips the byte (rcv_urgent.cc).
+  ReadResult read_sock(Time now, std::span<uint8_t> out);
+
+  // ---- urgent data (RFC 9293 §3.8.5, RFC 6093; rcv_urgent.cc) ---------------
+  // A segment with URG: Linux tcp_check_urg with tcp_stdurg = 0 (RFC 6093
+  // §4: the pointer points to the byte after the urgent one). `seq` is
+  // SEG.SEQ (the SYN's number, if any), `up` SEG.UP.
+  void check_urg(Seq32 seq, uint16_t up);
+  // Every segment: Linux tcp_urg takes the urgent byte when a segment holds
+  // it, in order or not. `seq` is the first payload byte's number. True
+  // when it did (readers are woken: sk_data_ready).
+  bool take_urg_byte(Seq32 seq, std::span<const uint8_t> payload);
+  // recv(MSG_OOB): Linux tcp_recv_urg's answer while the byte is held.
+  // kInval: none (or SO_OOBINLINE, or already read); kAgain: not yet here.
+  Expected<uint8_t, Errc> read_urg(bool peek);
+  void set_oob_inline(bool on) { urg_inline_ = on; }  // SO_OOBINLINE (SOCK_URGINLINE)
+  UrgData urg_data() const { return urg_data_; }
+  Seq32 urg_seq() const { return urg_seq_; }
+  bool at_mark() const { return urg_data_ != UrgData::kNone && urg_seq_ == copied_seq_; }  // SIOCATMARK
+  // Linux tcp_poll: one byte more than SO_RCVLOWAT makes the socket
+  // readable while the reader sits at an urgent byte it will skip.
+  size_t poll_target(size_t lowat) const { return lowat + (at_mark() && !urg_inline_ ? 1 : 0); }
+  // FIONREAD / SIOCINQ (Linux tcp_inq): bytes up to the urgent mark while
+  // one lies in the readable data and SO_OOBINLINE is off, else readable().
+  size_t inq() const;
   size_t readable() const { return rcvq_.size(); }
   bool fin_received() const { return fin_in_order_; }
   bool eof() const { return fin_in_order_ && rcvq_.empty(); }
@@ -350,6 +386,17 @@ class Receiver {
   uint32_t rcv_ssthresh_ = 0;
   uint32_t rcvlowat_ = 1;
   bool rcvbuf_locked_ = false;   // SO_RCVBUF set: no autotuning (SOCK_RCVBUF_LOCK)
+
+  // The pieces of read(): how far one call may copy from `off` (the
+  // distance from copied_seq) given the urgent mark; 0 ends the call.
+  size_t urg_limit(size_t off, size_t want, bool copied, bool* skip) const;
+  void after_read(Time now, size_t consumed);
+
+  // Urgent data (Linux urg_data, urg_seq; SOCK_URGINLINE).
+  UrgData urg_data_ = UrgData::kNone;
+  uint8_t urg_byte_ = 0;
+  Seq32 urg_seq_;
+  bool urg_inline_ = false;
 
   // In-order data not yet read (bounded by the buffer).
   RcvQueue rcvq_;

@@ -185,6 +185,7 @@ void Connection::mark_write_end(int flags, bool partial) {
     pushed_seq_ = write_seq_;
   }
   if ((flags & MSG_EOR) && !partial) chunks_.back().eor = true;
+  if (flags & MSG_OOB) mark_urg();  // tcp_push -> tcp_mark_urg (tcp_urgent.cc)
 }
 
 // Linux tcp_cwnd_validate's application-limited branch: the sender sent

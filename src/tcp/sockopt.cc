@@ -66,6 +66,12 @@ Errc put(std::span<uint8_t> out, size_t* len, const void* p, size_t n) {
   return Errc::kOk;
 }
 
+// IP_FREEBIND at SOL_IP (also on IPv6 sockets: ipv6_setsockopt hands SOL_IP
+// to ip_setsockopt) and IPV6_FREEBIND at SOL_IPV6 set the same flag.
+bool is_freebind(int level, int name) {
+  return (level == IPPROTO_IP && name == IP_FREEBIND) || (level == IPPROTO_IPV6 && name == IPV6_FREEBIND);
+}
+
 Errc put_int(std::span<uint8_t> out, size_t* len, int v) {
   if (out.size() < sizeof(int)) return Errc::kInval;
   return put(out, len, &v, sizeof v);
@@ -121,6 +127,10 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
         else if (!(state_ == State::kFinWait2 && orphan_)) timers_.cancel(TimerKind::kKeepalive);
         return Errc::kOk;
       case SO_REUSEADDR: opts_.reuseaddr = v != 0; return Errc::kOk;
+      case SO_OOBINLINE:  // Linux sock_valbool_flag(SOCK_URGINLINE)
+        opts_.oobinline = v != 0;
+        rcv_.set_oob_inline(opts_.oobinline);
+        return Errc::kOk;
       case kSoZerocopy:
         // Linux sk_setsockopt: a boolean for TCP sockets, in any state.
         if (v < 0 || v > 1) return Errc::kInval;
@@ -135,6 +145,13 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
         return Errc::kOk;
       default: return Errc::kNoProtoOpt;
     }
+  }
+  // Linux do_ip_setsockopt(IP_FREEBIND) / do_ipv6_setsockopt(IPV6_FREEBIND):
+  // one flag (INET_FLAGS_FREEBIND) that lets bind() take a non-local
+  // address (inet_addr_valid_or_nonlocal, ipv6_can_nonlocal_bind).
+  if (is_freebind(level, name)) {
+    opts_.freebind = v != 0;
+    return Errc::kOk;
   }
   if (level != IPPROTO_TCP) return Errc::kNoProtoOpt;
   switch (name) {
@@ -230,6 +247,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       case SO_RCVLOWAT: return put_int(val, len, static_cast<int>(opts_.rcvlowat));
       case SO_KEEPALIVE: return put_int(val, len, opts_.keepalive);
       case SO_REUSEADDR: return put_int(val, len, opts_.reuseaddr);
+      case SO_OOBINLINE: return put_int(val, len, opts_.oobinline);
       case kSoZerocopy: return put_int(val, len, opts_.zerocopy);
       case SO_MARK: return put_int(val, len, static_cast<int>(opts_.mark));
       case kSoTimestamping: return put_int(val, len, static_cast<int>(opts_.tsflags));
@@ -245,6 +263,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       default: return Errc::kNoProtoOpt;
     }
   }
+  if (is_freebind(level, name)) return put_int(val, len, opts_.freebind);
   if (level != IPPROTO_TCP) return Errc::kNoProtoOpt;
   switch (name) {
     case TCP_NODELAY: return put_int(val, len, opts_.nodelay);

@@ -200,6 +200,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     sndq_.consume(acked_data);
     bytes_acked_ += seq_len(prior_una, ack);
     snd_.una = ack;
+    urg_acked();
     retransmits_ = 0;
     retrans_stamp_ = Time::never();
     events_ |= conn_event::kReadiness;

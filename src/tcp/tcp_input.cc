@@ -203,6 +203,8 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
   }
   update_ts_recent(now, seg);
   if (state_ == State::kClosed || state_ == State::kTimeWait) return;
+  // "sixth, check the URG bit" (Linux tcp_urg, before the text is queued).
+  urg_input(seg);
   // "seventh, process the segment text"
   const bool has_text = !seg.payload.empty() || seg.h.has(FIN);
   if (has_text) {

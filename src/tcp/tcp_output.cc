@@ -49,6 +49,7 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
 
 XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payload) {
   if (!h.has(SYN)) {
+    urg_header(h);  // tcp_urgent.cc: URG while SND.UP is ahead
     h.window = rcv_.select_window(env_.counters());
     if (sack_ok_ && !h.has(RST) && rcv_.has_sack_blocks()) {
       // Written straight into the header (no non-SYN segment has others).
@@ -194,7 +195,8 @@ uint32_t Connection::usable_window() const {
 // segment waits while a previous small segment is unacknowledged (RFC 896,
 // draft-minshall-nagle), or while corked.
 bool Connection::nagle_allows(uint32_t len, uint32_t mss, bool more) const {
-  if (len >= mss || push_once_) return true;
+  // Linux tcp_nagle_test: "Don't use the nagle rule for urgent data".
+  if (len >= mss || push_once_ || urg_mode_) return true;
   const bool cork = opts_.cork || more;
   if (cork) return false;
   if (opts_.nodelay) return true;
