@@ -169,10 +169,14 @@ TEST(Urgent, ARetransmittedPointerIsNotReplayed) {
   Harness t;
   SocketId s = t.passive_open();
   t.inject(ACK, 1, 1, 100);
+  inject_urg(t, 1, 100, 100);  // a retransmission: its pointer lies below RCV.NXT
   std::vector<uint8_t> buf(1000);
-  ASSERT_EQ(*recv_into(t, s, buf), 100u);
-  inject_urg(t, 1, 100, 100);  // old data: the pointer lies below RCV.NXT
   auto r = recv_into(t, s, buf, MSG_OOB);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), Errc::kInval);
+  ASSERT_EQ(*recv_into(t, s, buf), 100u);  // no mark in the stream
+  inject_urg(t, 1, 100, 100);  // and once read: "already seen and read"
+  r = recv_into(t, s, buf, MSG_OOB);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), Errc::kInval);
 }
