@@ -278,6 +278,12 @@ void Rig::drain() {
 void Rig::handshake(Reader& in) {
   listener_ = *stack_->socket(v6_);
   if (stack_->bind(listener_, Endpoint{local_, 8080}) != Errc::kOk) fail("bind");
+  // SO_OOBINLINE (inherited by the child): a URG segment's urgent byte stays
+  // in the stream, so reads remain the peer's stream at their offsets; without
+  // it the byte leaves the stream (Linux tcp_recvmsg) and the check would not hold.
+  const int one = 1;
+  const auto one_bytes = std::span(reinterpret_cast<const uint8_t*>(&one), sizeof one);
+  if (stack_->setsockopt(now_, listener_, SOL_SOCKET, SO_OOBINLINE, one_bytes) != Errc::kOk) fail("oobinline");
   if (stack_->listen(now_, listener_, 16) != Errc::kOk) fail("listen");
   // The peer's SYN options: which ones, and their values, come from the input.
   const uint8_t o = in.u8();

@@ -37,10 +37,28 @@ TEST(PktRunner, UnsupportedShellCommandSkipsWithTheCommand) {
 }
 
 TEST(PktRunner, UnsupportedSyscallSkipsWithItsName) {
-  RunResult r = run("0 pipe([5, 6]) = 0\n");
+  RunResult r = run("0 pipe2([5, 6], 0) = 0\n");
   EXPECT_EQ(r.outcome, Outcome::kSkip);
-  EXPECT_EQ(r.reason, "unsupported system call pipe()");
+  EXPECT_EQ(r.reason, "unsupported system call pipe2()");
   EXPECT_EQ(r.line, 1);
+}
+
+TEST(PktRunner, PipeEndsReadWriteAndCloseAsLinux) {
+  // pipe_read / pipe_write / pipe_release: bytes in order, EBADF on the
+  // wrong end, EAGAIN when empty and non-blocking, 0 once no writer is left.
+  RunResult r = run(
+      "0 pipe([5, 6]) = 0\n"
+      "+0 write(6, ..., 10) = 10\n"
+      "+0 ioctl(5, FIONREAD, [10]) = 0\n"
+      "+0 read(5, ..., 4) = 4\n"
+      "+0 read(6, ..., 4) = -1 EBADF (Bad file descriptor)\n"
+      "+0 write(5, ..., 4) = -1 EBADF (Bad file descriptor)\n"
+      "+0 read(5, ..., 100) = 6\n"
+      "+0 fcntl(5, F_SETFL, O_RDWR|O_NONBLOCK) = 0\n"
+      "+0 read(5, ..., 100) = -1 EAGAIN (Resource temporarily unavailable)\n"
+      "+0 close(6) = 0\n"
+      "+0 read(5, ..., 100) = 0\n");
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
 }
 
 TEST(PktRunner, FastOpenClientCallsRun) {
