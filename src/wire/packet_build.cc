@@ -6,6 +6,7 @@
 #include "wire/bytes.h"
 #include "wire/checksum.h"
 #include "wire/packet.h"
+#include "wire/tcp_md5.h"
 
 namespace weir::wire {
 namespace {
@@ -65,6 +66,16 @@ uint32_t tcp_fixed_sum(const TcpHeader& h, size_t hlen) {
   return static_cast<uint32_t>(sum);
 }
 
+// Fills the MD5 option emit_tcp wrote (as zeros) with the segment's digest.
+void sign_md5(const IpInfo& ip, const TcpHeader& h, size_t hlen, size_t seg_len, PayloadView payload,
+              uint8_t* tcp) {
+  const size_t at = md5_digest_offset({tcp, hlen});
+  if (at == 0) return;
+  const Md5Digest d = tcp_md5_digest(ip.src, ip.dst, is_v4_packet(ip), h, static_cast<uint8_t>(hlen / 4),
+                                     seg_len, payload, h.md5_key);
+  std::memcpy(tcp + at, d.data(), d.size());
+}
+
 }  // namespace
 
 size_t tcp_packet_size(const IpInfo& ip, const TcpHeader& h, size_t payload_len) {
@@ -100,13 +111,16 @@ size_t build_tcp_packet_pieces(const IpInfo& ip, const TcpHeader& h, PayloadView
   uint32_t sum = v4 ? pseudo_header_sum_v4(ip, seg_len)
                     : pseudo_header_sum(ip.src, ip.dst, kProtoTcp, static_cast<uint32_t>(seg_len));
   sum += tcp_fixed_sum(h, hlen);  // both sums of a few dozen 16-bit words: no carry out
-  if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
   size_t off = hlen;
   for (std::span<const uint8_t> piece : {payload.first, payload.second}) {
     if (piece.empty()) continue;
     sum = csum_add_at(sum, csum_copy(piece, tcp + off), off);
     off += piece.size();
   }
+  // RFC 2385: the digest covers the payload, so it is written once the
+  // payload is in place, and before the options are summed.
+  if (!h.md5_key.empty()) sign_md5(ip, h, hlen, seg_len, payload, tcp);
+  if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
   store_be16(tcp + 16, csum_fold(sum));
   if (v4) write_ipv4(ip, total, p);
   else write_ipv6(ip, total - ip_len, p);

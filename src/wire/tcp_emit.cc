@@ -59,6 +59,12 @@ class OptWriter {
     bytes(fo.cookie.data(), n);
     if ((len & 3) == 2) nops(2);
   }
+  // RFC 2385 §3.0 as Linux tcp_options_write aligns it: NOP NOP 19 18.
+  void md5(const std::array<uint8_t, 16>& d) {
+    nops(2);
+    kind_len(tcp_opt::MD5, 18);
+    bytes(d.data(), d.size());
+  }
   void sack(const TcpOptions& o, size_t count) {
     kind_len(tcp_opt::SACK, static_cast<uint8_t>(2 + 8 * count));
     for (size_t i = 0; i < count; ++i) {
@@ -72,10 +78,11 @@ class OptWriter {
   size_t n_ = 0;
 };
 
-// Linux's tcp_options_write order: MSS; TS (preceded by SACK-permitted if
+// Linux's tcp_options_write order: MD5 (NOP NOP aligned, first); MSS; TS (preceded by SACK-permitted if
 // both, else by NOP NOP); NOP NOP SACK-permitted when no TS; NOP WS;
 // NOP NOP SACK blocks, as many as still fit (tcp_established_options).
 void write_linux_layout(const TcpOptions& o, OptWriter& w) {
+  if (o.md5) w.md5(*o.md5);
   if (o.mss) w.mss(*o.mss);
   if (o.ts) {
     if (o.sack_permitted) w.sack_permitted();
@@ -154,7 +161,7 @@ void write_items(const TcpOptions& o, OptWriter& w) {
 // blocks): nothing to write or pad. Tested here, inline, before the call.
 bool no_options(const TcpOptions& o) {
   return o.item_count == 0 && !o.mss && !o.ts && !o.sack_permitted && !o.wscale && o.sack_count == 0 &&
-         !o.fastopen;
+         !o.fastopen && !o.md5;
 }
 
 }  // namespace

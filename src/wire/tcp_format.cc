@@ -36,6 +36,10 @@ void append_option(std::string& s, const uint8_t* p, size_t len) {
       s += "FO";
       if (len > 2) { s += ' '; append_hex(s, p + 2, len - 2); }
       return;
+    case tcp_opt::MD5:  // packetdrill's spelling: md5 <hex digest>
+      s += "md5";
+      if (len > 2) { s += ' '; append_hex(s, p + 2, len - 2); }
+      return;
     case tcp_opt::EXP:
       if (len >= 4 && load_be16(p + 2) == kFastOpenExpMagic) {
         s += "FOEXP";

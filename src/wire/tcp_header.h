@@ -79,6 +79,10 @@ struct TcpOptions {
   std::array<SeqRange, kMaxSackBlocks> sack{};
   uint8_t sack_count = 0;
   std::optional<TcpFastOpen> fastopen;
+  // RFC 2385 §3.0: the 16-byte digest of a kind 19, length 18 option (Linux
+  // tcp_parse_md5sig_option ignores any other length). On emit, Linux's
+  // layout writes it first as NOP NOP 19 18 (tcp_options_write).
+  std::optional<std::array<uint8_t, 16>> md5;
 
   // Wire order of every option (NOP and EOL included), and their raw bytes.
   // When emitting, an empty `items` list means "use Linux's layout".
@@ -103,6 +107,9 @@ struct TcpHeader {
   uint16_t checksum = 0;
   uint16_t urgent = 0;
   TcpOptions options;
+  // RFC 2385: a non-empty key makes the packet builder fill options.md5 with
+  // the segment's digest (wire/tcp_md5.h). Not owned; outlives the build.
+  std::span<const uint8_t> md5_key;
 
   bool has(uint8_t flag) const { return (flags & flag) != 0; }
 };

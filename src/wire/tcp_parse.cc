@@ -62,6 +62,15 @@ void take_value(TcpOptions& o, const uint8_t* p, uint8_t len) {
         o.add_sack(SeqRange{Seq32(load_be32(p + i)), Seq32(load_be32(p + i + 4))});
       break;
     case tcp_opt::FASTOPEN: take_fastopen(o, p + 2, len - 2, false); break;
+    case tcp_opt::MD5:
+      // Linux tcp_parse_md5sig_option: the first kind 19 decides; only
+      // length 18 (RFC 2385 §3.0) carries a digest.
+      if (!o.md5 && len == 18) {
+        std::array<uint8_t, 16> d{};
+        std::memcpy(d.data(), p + 2, 16);
+        o.md5 = d;
+      }
+      break;
     case tcp_opt::EXP:
       // RFC 6994 §3: an experiment is named by its magic; only Fast Open's is known.
       if (len >= 4 && load_be16(p + 2) == kFastOpenExpMagic) take_fastopen(o, p + 4, len - 4, true);
