@@ -51,6 +51,7 @@ namespace weir {
   X(TcpExtTCPFastOpenActiveFail) X(TcpExtTCPFastOpenBlackhole)                 \
   X(TcpExtTCPDSACKRecvSegs) X(TcpExtTCPDSACKIgnoredDubious) \
   X(TcpExtTCPMigrateReqSuccess) X(TcpExtTCPPLBRehash) X(TcpExtTCPAOBad)      \
+  X(TcpExtTCPMD5NotFound) X(TcpExtTCPMD5Unexpected) X(TcpExtTCPMD5Failure)   \
   X(IpInReceives) X(IpInHdrErrors) X(IpInAddrErrors) X(IpInUnknownProtos)     \
   X(IpInDiscards) X(IpInDelivers) X(IpOutRequests) X(IcmpInMsgs) X(IcmpInErrors) \
   X(IcmpInDestUnreachs) X(Icmp6InPktTooBigs) X(TcpExtOutOfWindowIcmps)       \

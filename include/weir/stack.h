@@ -128,6 +128,10 @@ class Stack {
   Expected<Endpoint, Errc> local_endpoint(SocketId s) const;
   Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;
   Expected<TcpInfo, Errc> tcp_info(SocketId s) const;
+  // The text of Linux's /proc/net/tcp (`v6` false: AF_INET sockets) or
+  // /proc/net/tcp6 (AF_INET6 sockets), in tcp4_seq_show / tcp6_seq_show's
+  // exact layout, timers relative to the last time the stack was given.
+  std::string proc_net_tcp(bool v6) const;
 
   // Called whenever a socket's readiness may have changed (after input,
   // advance or an app call). Drivers use it to wake coroutines or apps.

@@ -74,11 +74,13 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
   if (it != demux_.end()) {
     Socket* s = find(it->second);
     if (s && s->conn) {
+      if (md5_drop(*s, p)) return;
       tcp::Connection& c = *s->conn;
       // Linux tcp_timewait_state_process (TCP_TW_SYN): a newer SYN replaces
       // the TIME-WAIT connection and goes to the listener.
       if (c.state() == tcp::State::kTimeWait && c.timewait_accepts_syn(seg)) {
         if (Socket* ls = find_listener(t.local)) {
+          if (md5_drop(*ls, p)) return;
           counters_.inc(Counter::TcpExtTWRecycled);
           reap(s->id);
           input_listener(now, *ls, t, seg);
@@ -105,9 +107,13 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
     }
   }
   if (Socket* ls = find_listener(t.local)) {
+    if (md5_drop(*ls, p)) return;
     if (input_listener(now, *ls, t, seg)) return;
+    // Linux tcp_v4_send_reset with the listener as sk: its key signs the RST.
+    reset_no_socket(t, seg, md5_listener_key(*ls, t.remote.addr));
+    return;
   }
-  reset_no_socket(t, seg);
+  md5_reset_no_socket(t, p, seg);
 }
 
 Socket* StackImpl::find_listener(const Endpoint& local) {
@@ -125,9 +131,14 @@ Socket* StackImpl::find_listener(const Endpoint& local) {
 
 // RFC 9293 §3.10.7.1: CLOSED (no socket). An RST is dropped; otherwise
 // <SEQ=SEG.ACK><CTL=RST> if ACK was set, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
-void StackImpl::reset_no_socket(const FourTuple& t, const tcp::InSegment& seg) {
+void StackImpl::reset_no_socket(const FourTuple& t, const tcp::InSegment& seg, std::span<const uint8_t> md5_key) {
   if (seg.h.has(RST)) return;
-  output(t, tcp::reset_reply(t, seg), {}, 0);
+  wire::TcpHeader h = tcp::reset_reply(t, seg);
+  if (!md5_key.empty()) {
+    h.options.md5 = wire::Md5Digest{};
+    h.md5_key = md5_key;
+  }
+  output(t, h, {}, 0);
   counters_.inc(Counter::TcpOutSegs);
   counters_.inc(Counter::TcpOutRsts);
 }
@@ -156,6 +167,12 @@ Socket& StackImpl::new_child(Socket& ls, const FourTuple& t) {
   c.listener_parent = ls.id;
   c.local = t.local;
   c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
+  // Linux tcp_v4_syn_recv_sock copies the listener's key for this peer (as a
+  // full-length prefix); the SYN-ACK is signed with it.
+  if (const tcp::md5::Key* k = ls.conn->md5_keys().lookup(t.remote.addr)) {
+    const uint8_t full = t.remote.addr.is_v4() ? 32 : 128;
+    c.conn->md5_keys().add(t.remote.addr, full, k->bytes());
+  }
   demux_[t] = c.id;
   c.in_demux = true;
   ls.listener->add_embryonic(c.id);
@@ -240,6 +257,10 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
   if (co.ts_ok) {
     const uint32_t tsval = static_cast<uint32_t>(now.ms()) + tcp::timestamp_offset(cfg_.secret, t);
     h.options.ts = wire::TcpTimestamps{tcp::cookie_tsval(tsval, co), o.ts->val};
+  }
+  if (auto key = md5_listener_key(ls, t.remote.addr); !key.empty()) {  // tcp_v4_send_synack signs
+    h.options.md5 = wire::Md5Digest{};
+    h.md5_key = key;
   }
   output(t, h, {}, 0);
   counters_.inc(Counter::TcpOutSegs);

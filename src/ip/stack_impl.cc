@@ -1,6 +1,8 @@
 // The socket table, timers across connections, and the socket calls.
 #include "ip/stack_impl.h"
 
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -486,6 +488,9 @@ Errc StackImpl::close(Time now, SocketId id) {
 Errc StackImpl::setsockopt(Time now, SocketId id, int level, int name, std::span<const uint8_t> v) {
   Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
+  // RFC 2385 keys: the address family is the socket's (tcp_v4/v6_parse_md5_keys).
+  if (level == IPPROTO_TCP && (name == TCP_MD5SIG || name == TCP_MD5SIG_EXT))
+    return tcp::md5::apply_sockopt(s->conn->md5_keys(), name, s->v6, v);
   Errc e = s->conn->setsockopt(now, level, name, v);
   after_call(*s);
   return e;

@@ -107,6 +107,7 @@ class StackImpl final : public tcp::TcpEnv {
   Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;
   Expected<TcpInfo, Errc> tcp_info(SocketId s, Time now) const;
   size_t connection_count() const { return demux_.size(); }
+  std::string proc_net_tcp(bool v6) const;  // proc_net.cc
   Time last_now() const { return last_now_; }
   void note_now(Time now) { if (now > last_now_) last_now_ = now; }
   // The engine's clock is monotonic: a `now` earlier than one already seen
@@ -146,13 +147,18 @@ class StackImpl final : public tcp::TcpEnv {
   Expected<FourTuple, Errc> connect_tuple(Socket& s, const Endpoint& remote);
   bool fastopen_queue_ok(Time now, Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
-  void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg);
+  void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg, std::span<const uint8_t> md5_key = {});
+  // RFC 2385 (md5_input.cc): Linux tcp_inbound_hash before any state change.
+  bool md5_drop(const Socket& s, const wire::TcpPacket& p);
+  void md5_reset_no_socket(const FourTuple& t, const wire::TcpPacket& p, const tcp::InSegment& seg);
+  std::span<const uint8_t> md5_listener_key(const Socket& ls, const IpAddr& peer) const;
   Socket* find_listener(const Endpoint& local);
   bool owns(const IpAddr& a) const;
   Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, const Endpoint& remote, bool for_connect);
   bool port_in_use(const Endpoint& local, bool reuse, SocketId self) const;
   std::optional<IpAddr> source_for(const IpAddr& remote) const;
   void close_listener(Time now, Socket& s);
+  std::string proc_row(const Socket& s, int sl, bool v6) const;
 
   StackConfig cfg_;
   Netif& netif_;

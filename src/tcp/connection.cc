@@ -244,6 +244,10 @@ void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn
   snd_sml_ = snd_.iss;
   ts_offset_ = timestamp_offset(cfg.secret, t);
   parse_syn_options(syn.h.options);
+  // Linux tcp_synack_options: with an MD5 signature, TS and SACK blocks
+  // cannot both fit, so SACK wins and timestamps are off for the connection
+  // (ireq->tstamp_ok &= !ireq->sack_ok).
+  if (md5_key() && sack_ok_) ts_ok_ = false;
   ecn_.ok = ecn_syn_acceptable(cfg, syn);
   init_mss();
   const InitialWindow iw = rcv_.select_initial_window(advmss_, wscale_ok_);

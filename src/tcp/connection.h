@@ -23,6 +23,7 @@
 #include "tcp/env.h"
 #include "tcp/errqueue.h"
 #include "tcp/isn.h"
+#include "tcp/md5_keys.h"
 #include "tcp/mtu_probe.h"
 #include "tcp/pacing.h"
 #include "tcp/receiver.h"
@@ -205,8 +206,19 @@ class Connection {
   uint8_t take_events() { uint8_t e = events_; events_ = 0; return e; }
   const SockOpts& opts() const { return opts_; }
   SockOpts& opts() { return opts_; }
+  // RFC 2385 keys (TCP_MD5SIG) and the one for this connection's peer.
+  md5::KeyList& md5_keys() { return md5_keys_; }
+  const md5::KeyList& md5_keys() const { return md5_keys_; }
+  const md5::Key* md5_key() const { return md5_keys_.empty() ? nullptr : md5_keys_.lookup(tuple_.remote.addr); }
   Seq32 snd_nxt() const { return snd_.nxt; }
   uint32_t ts_recent() const { return ts_recent_; }
+  // /proc/net/tcp's "tr" and "tm->when" (Linux get_tcp4_sock): 1 for the
+  // transmit slot's RTO/TLP/RACK timer, 4 for the zero-window probe, 2 for
+  // sk_timer (keepalive, SYN-ACK and FIN-WAIT-2 timeouts), else 0.
+  struct ProcTimer { int active = 0; Time expires = Time::never(); };
+  ProcTimer proc_timer() const;
+  uint32_t retransmits() const { return static_cast<uint32_t>(retransmits_); }
+  uint8_t probes_out() const { return probes_out_; }
   bool ts_ok() const { return ts_ok_; }
   Time last_input() const { return last_rcv_; }
   // TIME-WAIT reuse (Linux tcp_twsk_unique / tcp_timewait_state_process):
@@ -410,10 +422,13 @@ class Connection {
   Duration keepalive_intvl() const;
   int keepalive_probes() const;
   XmitResult send_probe(Time now);
+  // --- tcp_output.cc
+  void sign_md5(wire::TcpHeader& h) const;
 
   TcpEnv& env_;
   const uint32_t id_;
   SockOpts opts_;
+  md5::KeyList md5_keys_;
   State state_ = State::kClosed;
   FourTuple tuple_;
   uint32_t listener_ = 0;

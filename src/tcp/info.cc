@@ -153,3 +153,16 @@ void Connection::mark_oversized_lost() {
 }
 
 }  // namespace weir::tcp
+
+namespace weir::tcp {
+
+Connection::ProcTimer Connection::proc_timer() const {
+  if (timers_.armed(TimerKind::kRetransmit)) {
+    const bool probe0 = timers_.retransmit_mode == RetransmitMode::kProbe0;
+    return {probe0 ? 4 : 1, timers_.deadline(TimerKind::kRetransmit)};
+  }
+  if (timers_.armed(TimerKind::kKeepalive)) return {2, timers_.deadline(TimerKind::kKeepalive)};
+  return {};
+}
+
+}  // namespace weir::tcp

@@ -42,7 +42,9 @@ void Connection::finish_syn_negotiation(Time now, Seq32 irs) {
 void Connection::send_reset_for(Time now, const InSegment& seg) {
   if (seg.h.has(RST)) return;
   (void)now;
-  env_.output(tuple_, reset_reply(tuple_, seg), {}, 0);
+  wire::TcpHeader h = reset_reply(tuple_, seg);
+  sign_md5(h);  // Linux tcp_v4_send_reset: a full socket's key for the peer signs it
+  env_.output(tuple_, h, {}, 0);
   env_.counters().inc(Counter::TcpOutSegs);
   env_.counters().inc(Counter::TcpOutRsts);
 }

@@ -11,9 +11,27 @@
 namespace weir::tcp {
 using namespace wire::tcp_flag;
 
-// Bytes of options on a data segment: timestamps (RFC 7323 §3, Linux aligns
-// them to 12 bytes with two NOPs). SACK blocks are extra, when present.
-uint32_t Connection::tcp_options_size() const { return ts_ok_ ? 12 : 0; }
+// Bytes of options on a data segment (Linux tcp_established_options):
+// timestamps (RFC 7323 §3, aligned to 12 bytes with two NOPs) and an RFC
+// 2385 signature (TCPOLEN_MD5SIG_ALIGNED, 20). SACK blocks are extra.
+uint32_t Connection::tcp_options_size() const {
+  return (ts_ok_ ? 12 : 0) + (md5_key() ? wire::kMd5OptionAligned : 0);
+}
+
+// RFC 2385 §2.0 "every segment sent on a TCP connection to be protected"
+// carries the option; the packet builder fills the digest (wire/tcp_md5.h).
+// Linux looks the key up per segment (tcp_md5_do_lookup in
+// __tcp_transmit_skb), so a key set or deleted later applies at once.
+void Connection::sign_md5(wire::TcpHeader& h) const {
+  const md5::Key* k = md5_key();
+  if (!k) {
+    h.options.md5.reset();
+    h.md5_key = {};
+    return;
+  }
+  h.options.md5 = wire::Md5Digest{};
+  h.md5_key = k->bytes();
+}
 
 wire::TcpHeader Connection::header(uint8_t flags, Seq32 seq) const {
   wire::TcpHeader h;
@@ -48,13 +66,18 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
 }
 
 XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payload) {
+  sign_md5(h);
   if (!h.has(SYN)) {
     urg_header(h);  // tcp_urgent.cc: URG while SND.UP is ahead
     h.window = rcv_.select_window(env_.counters());
     if (sack_ok_ && !h.has(RST) && rcv_.has_sack_blocks()) {
       // Written straight into the header (no non-SYN segment has others).
-      const size_t max = ts_ok_ ? 3 : 4;  // what fits in 40 bytes with TS (RFC 2018 §3)
-      const size_t n = rcv_.sack_blocks(std::span(h.options.sack.data(), max), max);
+      // Linux tcp_established_options: the blocks that fit in the 40 bytes
+      // the other options leave, after 4 for NOP NOP kind len (RFC 2018 §3):
+      // 4 alone, 3 with TS, 2 with MD5, none with TS and MD5.
+      const uint32_t room = wire::kTcpOptionsMax - tcp_options_size();
+      const size_t max = room >= 12 ? std::min<size_t>((room - 4) / 8, wire::kMaxSackBlocks) : 0;
+      const size_t n = max ? rcv_.sack_blocks(std::span(h.options.sack.data(), max), max) : 0;
       h.options.sack_count = static_cast<uint8_t>(n);
     }
   }
@@ -124,7 +147,10 @@ XmitResult Connection::send_syn(Time now) {
   h.options.mss = static_cast<uint16_t>(advmss_);
   if (cfg.tcp_window_scaling) h.options.wscale = rcv_wscale_offer_;
   h.options.sack_permitted = cfg.tcp_sack;
-  if (cfg.tcp_timestamps)
+  // Linux tcp_syn_options: a SYN with an MD5 signature offers no timestamps
+  // (the 20 bytes of signature leave no room for TS next to SACK-permitted
+  // and window scale in the 40).
+  if (cfg.tcp_timestamps && !md5_key())
     h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, 0};
   h.window = rcv_.syn_window();  // RFC 7323 §2.2: never scaled
   ecn_send_syn(h);
