@@ -50,7 +50,7 @@ std::string option_text(const OptionSpec& o) {
     case K::kTimestamp: return fmt::format("TS val {} ecr {}", o.a, o.b);
     case K::kFastOpen: return o.text.empty() ? "FO" : "FO " + o.text;
     case K::kFastOpenExp: return o.text.empty() ? "FOEXP" : "FOEXP " + o.text;
-    case K::kMd5:
+    case K::kMd5: return "md5 " + o.text;
     case K::kUnknown: return o.text;
   }
   return "?";
@@ -138,6 +138,14 @@ std::vector<uint8_t> fastopen_bytes(const OptionSpec& s) {
     raw.push_back(static_cast<uint8_t>(wire::kFastOpenExpMagic & 0xff));
   }
   raw.insert(raw.end(), cookie.begin(), cookie.end());
+  return raw;
+}
+
+// An MD5 option as the script writes it: kind 19, length 2 + the digest's
+// bytes (packetdrill allows fewer than 16, to send malformed options).
+std::vector<uint8_t> md5_bytes(const OptionSpec& s) {
+  std::vector<uint8_t> raw = hex_bytes(s.text);
+  raw.insert(raw.begin(), {wire::tcp_opt::MD5, static_cast<uint8_t>(2 + raw.size())});
   return raw;
 }
 
@@ -289,7 +297,12 @@ Status Runner::inbound_options(const PacketSpec& p, uint32_t local_off, wire::Tc
         add_raw_item(o, raw[0], raw);
         continue;
       }
-      case K::kMd5:
+      case K::kMd5: {
+        // packetdrill sends the script's digest bytes; it computes none.
+        std::vector<uint8_t> raw = md5_bytes(s);
+        add_raw_item(o, raw[0], raw);
+        continue;
+      }
       case K::kUnknown: return stop(Outcome::kSkip, fmt::format("unsupported TCP option '{}'", s.text));
     }
     if (o.item_count < o.items.size()) o.items[o.item_count++] = {kind, 0, 0};
@@ -499,6 +512,10 @@ std::string option_mismatch(const OptionSpec& s, const wire::TcpOptions& lo2, si
       return fmt::format("live packet TCP option {}: expected '{}' vs actual '{}'", i + 1, option_text(s),
                          wire::format_options(lo2));
   }
+  // An outbound signature depends on the live ports and sequence numbers,
+  // which a script cannot know: kind and length are compared, not the digest.
+  if (s.kind == K::kMd5 && it.len != 2 + s.text.size() / 2)
+    return fmt::format("live packet TCP option md5: expected length {} vs actual {}", 2 + s.text.size() / 2, it.len);
   if (s.kind == K::kTimestamp && lo2.ts) {
     if (lo2.ts->ecr != s.b) return fmt::format("live packet TCP option TS ecr: expected {} vs actual {}", s.b, lo2.ts->ecr);
     int64_t d = static_cast<int32_t>(a.ts_val_script - s.a);

@@ -285,9 +285,17 @@ class Parser {
     } else if (w.text == "FO" || w.text == "FOEXP") {
       o.kind = w.text == "FO" ? K::kFastOpen : K::kFastOpenExp;
       if (cur().kind == Token::Kind::kWord || cur().kind == Token::Kind::kInt) o.text = take().text;
+    } else if (w.text == "md5") {
+      // packetdrill new_md5_option: up to 16 bytes of hex, sent as given.
+      // The lexer may cut "0001...0a0b" into a number and a word: rejoin.
+      o.kind = K::kMd5;
+      while (!cur().is(',') && !cur().is('>') && cur().kind != Token::Kind::kEnd) o.text += take().text;
+      const bool hex = o.text.size() % 2 == 0 && o.text.size() <= 32 &&
+                       o.text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+      if (!hex) fail(w, "an MD5 digest of at most 16 bytes in hex after 'md5'");
     } else {
-      // md5, mptcp, exp, numeric kinds: keep the words so the runner can say what it skipped.
-      o.kind = w.text == "md5" ? K::kMd5 : K::kUnknown;
+      // mptcp, exp, numeric kinds: keep the words so the runner can say what it skipped.
+      o.kind = K::kUnknown;
       o.text = w.text;
       while (!cur().is(',') && !cur().is('>') && cur().kind != Token::Kind::kEnd)
         o.text += " " + take().text;

@@ -10,6 +10,7 @@
 
 #include "pkt/ip_route.h"
 #include "pkt/runner_impl.h"
+#include "pkt/shell_text.h"
 
 namespace weir::pkt {
 namespace {
@@ -102,6 +103,26 @@ std::vector<std::string> words(const std::string& s) {
   }
   if (!cur.empty()) w.push_back(cur);
   return w;
+}
+
+// A pipeline's commands: split at '|' outside quotes (`||` is handled
+// before), each into words.
+std::vector<std::vector<std::string>> split_pipeline(const std::string& cmd) {
+  std::vector<std::vector<std::string>> stages;
+  std::string cur;
+  char quote = 0;
+  for (char c : cmd) {
+    if (quote && c == quote) quote = 0;
+    else if (!quote && (c == '"' || c == '\'')) quote = c;
+    if (!quote && c == '|') {
+      stages.push_back(words(cur));
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  stages.push_back(words(cur));
+  return stages;
 }
 
 bool ends_with(const std::string& s, std::string_view suf) {
@@ -248,6 +269,23 @@ class Shell {
     return ok();
   }
 
+  // cat/grep over the stack's /proc/net/tcp{,6}; as in packetdrill, a
+  // non-zero exit status fails the script.
+  Status text(const std::string& cmd) {
+    Stack& st = *r_.stack_;
+    const ReadFile read = [&st](const std::string& path) -> std::optional<std::string> {
+      if (path == "/proc/net/tcp") return st.proc_net_tcp(false);
+      if (path == "/proc/net/tcp6") return st.proc_net_tcp(true);
+      return std::nullopt;
+    };
+    const TextRun t = run_text_pipeline(split_pipeline(cmd), read);
+    if (!t.unsupported.empty())
+      return r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`: {}", cmd, t.unsupported));
+    if (!t.out.empty()) r_.log(t.out.substr(0, t.out.size() - 1));
+    if (t.status != 0) return r_.stop(Outcome::kFail, fmt::format("`{}` exited with status {}", cmd, t.status));
+    return ok();
+  }
+
   Status one(const std::string& cmd) {
     // `a || b`: b runs when a fails (a sysctl this kernel lacks falls back
     // to another command, e.g. tcp_fastopen_cookies || ip tcp_metrics flush).
@@ -266,6 +304,7 @@ class Shell {
     if (prog.find("sysctl_restore") != std::string::npos) return ok();  // clean-up script
     if (prog == "sysctl" || ends_with(prog, "set_sysctls.py")) return sysctls(w, cmd);
     if (prog == "nstat") return nstat(cmd);
+    if (is_text_command(prog)) return text(cmd);
     // echo N > /sys/module/tcp_cubic/parameters/NAME: a per-stack CUBIC parameter.
     if (prog == "echo" && w.size() == 4 && w[2] == ">" && w[3].rfind("/sys/module/tcp_cubic/", 0) == 0)
       return set(w[3], w[1], cmd);

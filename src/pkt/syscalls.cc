@@ -58,7 +58,7 @@ bool read_target_met(Stack& st, Time now, SocketId s, size_t want) {
 
 // Options the engine has no notion of: the script is skipped, not failed.
 bool unsupported_sockopt(std::string_view name) {
-  static const char* kNames[] = {"TCP_MD5SIG", "TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
+  static const char* kNames[] = {"TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
                                  "TCP_SAVED_SYN", "TCP_ULP", "SO_RCVTIMEO", "SO_SNDTIMEO",
                                  "SO_BINDTODEVICE", "TCP_TX_DELAY"};
   for (const char* n : kNames)
