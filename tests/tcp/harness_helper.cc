@@ -35,7 +35,12 @@ void Harness::inject_raw(const wire::TcpHeader& h, std::span<const uint8_t> payl
   ip.src = remote;
   ip.dst = local;
   ip.version = remote.is_v4() ? 4 : 6;
-  auto bytes = wire::build_tcp_packet(ip, h, payload);
+  wire::TcpHeader signed_h = h;
+  if (!peer_md5_key.empty() && h.md5_key.empty()) {
+    signed_h.options.md5 = std::array<uint8_t, 16>{};
+    signed_h.md5_key = peer_md5_key;
+  }
+  auto bytes = wire::build_tcp_packet(ip, signed_h, payload);
   stack_->input(now_, bytes);
 }
 

@@ -100,6 +100,8 @@ class Harness {
   uint16_t local_port = 8080;
   uint16_t remote_port = 50000;
   SocketId listener = kNoSocket;
+  // RFC 2385: when set, inject_raw signs the peer's segments with it.
+  std::vector<uint8_t> peer_md5_key;
   CaptureNetif& nif() { return nif_; }
 
  private:
