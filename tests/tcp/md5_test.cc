@@ -230,5 +230,19 @@ TEST(Md5, TimestampsWithoutSackLeaveThirtyTwoBytesOfOptions) {
   EXPECT_EQ(info->tcpi_snd_mss, 1460u - 32u);
 }
 
+// Linux tcp_v4_send_reset with no socket: a signed segment draws a reset
+// only when a listener (looked up by the segment's source port) has a key
+// that verifies it; an unsigned one draws the usual reset.
+TEST(Md5, SignedSegmentToAClosedPortDrawsNoRst) {
+  Harness h;
+  h.peer_md5_key = kKey;
+  peer_syn(h);
+  EXPECT_EQ(h.pending(), 0u);
+  h.peer_md5_key.clear();
+  peer_syn(h);
+  Tx rst = h.expect_tx();
+  EXPECT_TRUE(rst.has(RST));
+}
+
 }  // namespace
 }  // namespace weir::test
