@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "api/posix_net.h"
 #include "link/memory_pipe.h"
 #include "weir/posix.h"
 #include "weir/socket.h"
@@ -16,23 +17,7 @@
 namespace weir {
 namespace {
 
-struct Net {
-  link::MemoryPipe pipe{link::MemoryPipe::Config{Duration::ms(1), 1500, 4096}};
-  Stack a{StackConfig{}, pipe.a()};
-  Stack b{StackConfig{}, pipe.b()};
-  Time now = Time::zero();
-  std::vector<posix::Api*> apis;
-  Net() {
-    a.add_address(IpAddr::v4(10, 0, 0, 1));
-    b.add_address(IpAddr::v4(10, 0, 0, 2));
-  }
-  void run(Duration d) {
-    const Time until = now + d;
-    link::pump_until(pipe, a, b, now, until);
-    now = until;
-    for (auto* api : apis) api->set_now(now);
-  }
-};
+using test::Net;
 
 sockaddr_in addr(uint8_t last, uint16_t port) {
   sockaddr_in in{};

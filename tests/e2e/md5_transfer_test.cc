@@ -9,21 +9,13 @@
 #include <cstring>
 
 #include "e2e/pair_helper.h"
+#include "tcp/md5_sig.h"
 
 namespace weir::test {
 namespace {
 
 std::vector<uint8_t> md5sig(const IpAddr& peer, const std::string& key) {
-  tcp_md5sig cmd{};
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(peer.v4_host_order());
-  std::memcpy(&cmd.tcpm_addr, &sin, sizeof sin);
-  cmd.tcpm_keylen = static_cast<uint16_t>(key.size());
-  std::memcpy(cmd.tcpm_key, key.data(), key.size());
-  std::vector<uint8_t> b(sizeof cmd);
-  std::memcpy(b.data(), &cmd, sizeof cmd);
-  return b;
+  return test::md5sig(peer, std::span(reinterpret_cast<const uint8_t*>(key.data()), key.size()));
 }
 
 struct Opened {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "tcp/harness_helper.h"
+#include "tcp/md5_sig.h"
 #include "tcp/md5_keys.h"
 
 namespace weir::test {
@@ -17,24 +18,6 @@ namespace {
 using namespace wire::tcp_flag;
 
 const std::vector<uint8_t> kKey = {'b', 'g', 'p', '-', 's', 'e', 'c', 'r', 'e', 't'};
-
-// struct tcp_md5sig for an IPv4 peer, as an application fills it.
-std::vector<uint8_t> md5sig(const IpAddr& peer, std::span<const uint8_t> key, int prefix = -1) {
-  tcp_md5sig cmd{};
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(peer.v4_host_order());
-  std::memcpy(&cmd.tcpm_addr, &sin, sizeof sin);
-  cmd.tcpm_keylen = static_cast<uint16_t>(key.size());
-  std::memcpy(cmd.tcpm_key, key.data(), std::min<size_t>(key.size(), sizeof cmd.tcpm_key));
-  if (prefix >= 0) {
-    cmd.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX;
-    cmd.tcpm_prefixlen = static_cast<uint8_t>(prefix);
-  }
-  std::vector<uint8_t> b(sizeof cmd);
-  std::memcpy(b.data(), &cmd, sizeof cmd);
-  return b;
-}
 
 Errc set_key(Harness& h, SocketId s, std::span<const uint8_t> key, int name = TCP_MD5SIG, int prefix = -1) {
   return h.stack().setsockopt(h.now(), s, IPPROTO_TCP, name, md5sig(h.remote, key, prefix));
