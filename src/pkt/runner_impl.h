@@ -79,11 +79,28 @@ struct Pipe {
   size_t room() const { return kCapacity - bytes.size(); }
 };
 
+// The runner's files: what a script's shell lines create (`dd ...
+// of=PATH`) for it to open() and sendfile() from. packetdrill scripts write
+// zeros, since payloads are not compared; only sizes are kept. Bounded.
+struct FileSystem {
+  static constexpr size_t kMaxFiles = 64;
+  static constexpr uint64_t kMaxBytes = 64ull << 20;
+  std::map<std::string, uint64_t> sizes;  // path -> length in bytes
+  uint64_t total() const {
+    uint64_t t = 0;
+    for (const auto& [p, n] : sizes) t += n;
+    return t;
+  }
+};
+
 // One script fd.
 struct FdEntry {
-  enum class Kind { kSocket, kEpoll, kPipeRead, kPipeWrite } kind = Kind::kSocket;
+  enum class Kind { kSocket, kEpoll, kPipeRead, kPipeWrite, kFile } kind = Kind::kSocket;
   SocketId sock = kNoSocket;
   std::shared_ptr<Pipe> pipe;  // kPipeRead / kPipeWrite: the pipe this end belongs to
+  std::string path;            // kFile: the runner file it reads
+  uint64_t file_pos = 0;       // kFile: the file offset
+  uint64_t file_size = 0;      // kFile: its length when opened (an rm after open keeps it, as an inode)
   bool is_pipe() const { return kind == Kind::kPipeRead || kind == Kind::kPipeWrite; }
   bool nonblock = false;
   bool listener = false;
@@ -217,6 +234,7 @@ class Runner : public Netif {
   Time now_ = Time::zero();
   std::deque<OutPacket> outq_;
   std::map<int, FdEntry> fds_;
+  FileSystem files_;
   // The local port of the active connection under test, kept after its
   // close() (packetdrill keeps socket_under_test's tuple); 0: none.
   uint16_t sut_port_ = 0;

@@ -10,6 +10,7 @@
 
 #include "pkt/ip_route.h"
 #include "pkt/runner_impl.h"
+#include "pkt/shell_files.h"
 #include "pkt/shell_text.h"
 
 namespace weir::pkt {
@@ -305,6 +306,13 @@ class Shell {
     if (prog == "sysctl" || ends_with(prog, "set_sysctls.py")) return sysctls(w, cmd);
     if (prog == "nstat") return nstat(cmd);
     if (is_text_command(prog)) return text(cmd);
+    if (is_file_command(prog)) {
+      const FileRun f = run_file_command(r_.files_, w);
+      if (!f.unsupported.empty())
+        return r_.stop(Outcome::kSkip, fmt::format("unsupported shell command `{}`: {}", cmd, f.unsupported));
+      if (f.status != 0) return r_.stop(Outcome::kFail, fmt::format("`{}`: {}", cmd, f.error));
+      return ok();
+    }
     // echo N > /sys/module/tcp_cubic/parameters/NAME: a per-stack CUBIC parameter.
     if (prog == "echo" && w.size() == 4 && w[2] == ">" && w[3].rfind("/sys/module/tcp_cubic/", 0) == 0)
       return set(w[3], w[1], cmd);

@@ -75,6 +75,8 @@ class SyscallCtx {
   Status fcntl_call();
   Status ioctl_call();
   Status pipe_call();            // syscalls_pipe.cc: pipe([rfd, wfd])
+  Status open_call();            // syscalls_file.cc: open(path, flags) of a runner file
+  Status sendfile_call();        // syscalls_file.cc: sendfile(sock, file, [off], count)
   Status splice_call();          // syscalls_pipe.cc: socket -> pipe
   Status pipe_io_call(FdEntry& f, bool is_read, size_t want, bool blocking);  // syscalls_pipe.cc
   Status pipe_close(int fd, FdEntry& f);                                    // syscalls_pipe.cc

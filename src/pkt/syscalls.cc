@@ -286,7 +286,8 @@ Status SyscallCtx::close_call() {
   if (!e) return stopped(e);
   const int f = static_cast<int>(*n);
   if ((*e)->is_pipe()) return pipe_close(f, **e);
-  Ret ret = (*e)->kind == FdEntry::Kind::kEpoll ? Ret{} : from(r_.stack_->close(r_.now_, (*e)->sock));
+  const bool local = (*e)->kind == FdEntry::Kind::kEpoll || (*e)->kind == FdEntry::Kind::kFile;
+  Ret ret = local ? Ret{} : from(r_.stack_->close(r_.now_, (*e)->sock));
   r_.fds_.erase(f);
   if (f == r_.sut_fd_) r_.conn_.closed = true;
   return run_now(ret);
@@ -348,6 +349,7 @@ Status SyscallCtx::data_calls() {
   FdEntry& f = **fp;
   const bool plain = n == "read" || n == "write";
   if (f.is_pipe() && !plain) return skip(fmt::format("{}() on a pipe is not supported", n));
+  if (f.kind == FdEntry::Kind::kFile) return skip(fmt::format("{}() on a file is not supported", n));
   const bool vec = n == "readv" || n == "writev";
   const bool msg = n == "recvmsg" || n == "sendmsg";
   // The length argument first, then the buffer, as the calls' arity demands.
@@ -726,6 +728,8 @@ Status SyscallCtx::dispatch() {
   if (n.rfind("epoll_", 0) == 0) return epoll_calls();
   if (n == "pipe") return pipe_call();
   if (n == "splice") return splice_call();
+  if (n == "open") return open_call();
+  if (n == "sendfile") return sendfile_call();
   return skip(fmt::format("unsupported system call {}()", n));
 }
 
