@@ -121,8 +121,15 @@ Socket* StackImpl::find_listener(const Endpoint& local) {
   if (it == listeners_.end()) {
     const IpAddr any = local.addr.is_v4() ? IpAddr::v4(0) : IpAddr::v6({});
     it = listeners_.find(Endpoint{any, local.port});
-    // An AF_INET6 socket bound to :: also hears IPv4 (IPv4-mapped) peers.
-    if (it == listeners_.end() && local.addr.is_v4()) it = listeners_.find(Endpoint{IpAddr::v6({}), local.port});
+    // An AF_INET6 socket bound to :: also hears IPv4 (IPv4-mapped) peers,
+    // unless IPV6_V6ONLY (Linux inet6_lookup_listener: compute_score).
+    if (it == listeners_.end() && local.addr.is_v4()) {
+      it = listeners_.find(Endpoint{IpAddr::v6({}), local.port});
+      if (it != listeners_.end()) {
+        const Socket* l = find(it->second);
+        if (l && l->v6only) it = listeners_.end();
+      }
+    }
   }
   if (it == listeners_.end()) return nullptr;
   Socket* s = find(it->second);

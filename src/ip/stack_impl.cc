@@ -222,6 +222,11 @@ std::optional<IpAddr> StackImpl::source_for(const IpAddr& remote) const {
   return std::nullopt;
 }
 
+bool StackImpl::self_v6only(SocketId self) const {
+  const Socket* s = app_socket(self);
+  return s && s->v6only;
+}
+
 bool StackImpl::port_in_use(const Endpoint& local, bool reuse, SocketId self) const {
   for (const auto& [id, sp] : sockets_) {
     const Socket& o = *sp;
@@ -229,6 +234,9 @@ bool StackImpl::port_in_use(const Endpoint& local, bool reuse, SocketId self) co
     const bool overlap = o.local.addr == local.addr || o.local.addr.is_unspecified() ||
                          local.addr.is_unspecified();
     if (!overlap) continue;
+    // Linux inet_bind_conflict (ipv6_rcv_saddr_equal): an IPV6_V6ONLY
+    // socket's :: leaves IPv4 addresses to others, and is left by them.
+    if ((o.v6only && local.addr.is_v4()) || (self_v6only(self) && o.local.addr.is_v4())) continue;
     // Linux inet_csk_bind_conflict: SO_REUSEADDR on both, and the other not
     // listening, lets the port be shared (e.g. with TIME-WAIT leftovers).
     const bool other_listening = o.listener != nullptr;
@@ -263,6 +271,9 @@ Errc StackImpl::bind(SocketId id, const Endpoint& local) {
   if (!s) return Errc::kBadf;
   if (s->bound) return Errc::kInval;
   if (!s->v6 && !local.addr.is_v4()) return Errc::kAfNoSupport;
+  // Linux __inet6_bind: "Binding to v4-mapped address on a v6-only socket
+  // makes no sense".
+  if (s->v6only && local.addr.is_v4()) return Errc::kInval;
   // Linux __inet_bind / __inet6_bind: an address not ours is EADDRNOTAVAIL
   // unless IP_FREEBIND (inet_can_nonlocal_bind) allows it.
   if (!local.addr.is_unspecified() && !owns(local.addr) && !s->conn->opts().freebind)
@@ -361,6 +372,8 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
 Expected<FourTuple, Errc> StackImpl::connect_tuple(Socket& sock, const Endpoint& remote) {
   Socket* s = &sock;
   if (!s->v6 && !remote.addr.is_v4()) return Unexpected(Errc::kAfNoSupport);
+  // Linux tcp_v6_connect: an IPV6_V6ONLY socket cannot reach an IPv4-mapped peer.
+  if (s->v6only && remote.addr.is_v4()) return Unexpected(Errc::kNetUnreach);
   if (remote.port == 0 || remote.addr.is_unspecified()) return Unexpected(Errc::kConnRefused);
   IpAddr src;
   if (s->bound && !s->local.addr.is_unspecified()) {
@@ -491,14 +504,36 @@ Errc StackImpl::setsockopt(Time now, SocketId id, int level, int name, std::span
   // RFC 2385 keys: the address family is the socket's (tcp_v4/v6_parse_md5_keys).
   if (level == IPPROTO_TCP && (name == TCP_MD5SIG || name == TCP_MD5SIG_EXT))
     return tcp::md5::apply_sockopt(s->conn->md5_keys(), name, s->v6, v);
+  if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY) return v6only_sockopt(*s, v);
   Errc e = s->conn->setsockopt(now, level, name, v);
   after_call(*s);
   return e;
 }
 
+// Linux do_ipv6_setsockopt(IPV6_V6ONLY): AF_INET6 only (an AF_INET socket
+// never reaches the IPv6 level: ENOPROTOOPT), and only before bind (EINVAL
+// once the socket has a port).
+Errc StackImpl::v6only_sockopt(Socket& s, std::span<const uint8_t> v) {
+  if (!s.v6) return Errc::kNoProtoOpt;
+  if (v.size() < sizeof(int)) return Errc::kInval;
+  if (s.bound) return Errc::kInval;
+  int on = 0;
+  std::memcpy(&on, v.data(), sizeof on);
+  s.v6only = on != 0;
+  return Errc::kOk;
+}
+
 Errc StackImpl::getsockopt(SocketId id, int level, int name, std::span<uint8_t> v, size_t* len) const {
   const Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
+  if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY) {
+    if (!s->v6) return Errc::kNoProtoOpt;
+    int on = s->v6only;
+    if (v.size() < sizeof on) return Errc::kInval;
+    std::memcpy(v.data(), &on, sizeof on);
+    if (len) *len = sizeof on;
+    return Errc::kOk;
+  }
   if (level == SOL_SOCKET && name == SO_ACCEPTCONN) {
     int on = s->listener != nullptr;
     if (v.size() < sizeof on) return Errc::kInval;

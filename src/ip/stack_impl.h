@@ -25,6 +25,7 @@ enum class IpDrop : uint8_t { kMalformed, kBadChecksum, kNotOurs, kNoSocket, kLi
 struct Socket {
   SocketId id = kNoSocket;
   bool v6 = false;
+  bool v6only = false;     // IPV6_V6ONLY (net.ipv6.bindv6only = 0: off)
   bool app_open = true;    // the application holds the handle
   bool bound = false;
   bool in_demux = false;   // reachable by 4-tuple
@@ -153,6 +154,8 @@ class StackImpl final : public tcp::TcpEnv {
   void md5_reset_no_socket(const FourTuple& t, const wire::TcpPacket& p, const tcp::InSegment& seg);
   std::span<const uint8_t> md5_listener_key(const Socket& ls, const IpAddr& peer) const;
   Socket* find_listener(const Endpoint& local);
+  bool self_v6only(SocketId self) const;
+  Errc v6only_sockopt(Socket& s, std::span<const uint8_t> v);
   bool owns(const IpAddr& a) const;
   Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, const Endpoint& remote, bool for_connect);
   bool port_in_use(const Endpoint& local, bool reuse, SocketId self) const;

@@ -17,6 +17,7 @@ constexpr Sym kSymbols[] = {
     {"AF_INET", 2}, {"AF_INET6", 10}, {"AF_UNSPEC", 0}, {"PF_INET", 2}, {"PF_INET6", 10},
     {"SOCK_STREAM", 1}, {"SOCK_DGRAM", 2}, {"SOCK_NONBLOCK", 0x800}, {"SOCK_CLOEXEC", 0x80000},
     {"IPPROTO_IP", 0}, {"IPPROTO_TCP", 6}, {"IPPROTO_UDP", 17}, {"IPPROTO_IPV6", 41},
+    {"IPV6_V6ONLY", 26},
     {"SOL_SOCKET", 1}, {"SOL_TCP", 6}, {"SOL_IP", 0}, {"SOL_IPV6", 41},
     // SOL_SOCKET options
     {"SO_DEBUG", 1}, {"SO_REUSEADDR", 2}, {"SO_TYPE", 3}, {"SO_ERROR", 4}, {"SO_DONTROUTE", 5},

@@ -280,6 +280,50 @@ TEST(Ipv6, PassiveOpenOverIpv6) {
   EXPECT_EQ(x.payload.size(), 1500u - 40 - 20 - 12);
 }
 
+Errc set_v6only(Harness& t, SocketId s, int on) {
+  return t.stack().setsockopt(t.now(), s, IPPROTO_IPV6, IPV6_V6ONLY,
+                              std::span(reinterpret_cast<const uint8_t*>(&on), sizeof on));
+}
+
+TEST(Ipv6, DualStackListenerHearsIpv4UnlessV6Only) {
+  // Linux: an AF_INET6 listener on :: takes IPv4-mapped peers, unless
+  // IPV6_V6ONLY (then an IPv4 SYN finds no listener and draws a reset).
+  for (int v6only : {0, 1}) {
+    Harness t;
+    SocketId l = *t.stack().socket(true);
+    ASSERT_EQ(set_v6only(t, l, v6only), Errc::kOk);
+    ASSERT_EQ(t.stack().bind(l, Endpoint{IpAddr::v6({}), 8080}), Errc::kOk);
+    ASSERT_EQ(t.stack().listen(t.now(), l, 8), Errc::kOk);
+    syn_from(t, 1001, Seq32(100));
+    Tx r = t.expect_tx();
+    if (v6only) EXPECT_TRUE(r.has(RST)) << describe(r);
+    else EXPECT_TRUE(r.has(SYN) && r.has(ACK)) << describe(r);
+  }
+}
+
+TEST(Ipv6, V6OnlyRulesAsLinux) {
+  Harness t;
+  SocketId v4 = *t.stack().socket(false);
+  EXPECT_EQ(set_v6only(t, v4, 1), Errc::kNoProtoOpt);  // not an AF_INET6 socket
+  SocketId a = *t.stack().socket(true);
+  ASSERT_EQ(set_v6only(t, a, 1), Errc::kOk);
+  int on = 0;
+  size_t len = sizeof on;
+  ASSERT_EQ(t.stack().getsockopt(a, IPPROTO_IPV6, IPV6_V6ONLY, std::span(reinterpret_cast<uint8_t*>(&on), sizeof on), &len),
+            Errc::kOk);
+  EXPECT_EQ(on, 1);
+  EXPECT_EQ(t.stack().bind(a, Endpoint{t.local, 80}), Errc::kInval);  // a v4-mapped address
+  EXPECT_EQ(t.stack().connect(t.now(), a, Endpoint{IpAddr::v4(10, 0, 0, 2), 80}), Errc::kNetUnreach);
+  // A v6-only :: and an IPv4 wildcard share a port; a dual-stack :: does not.
+  ASSERT_EQ(t.stack().bind(a, Endpoint{IpAddr::v6({}), 80}), Errc::kOk);
+  EXPECT_EQ(set_v6only(t, a, 0), Errc::kInval);  // bound already
+  EXPECT_EQ(t.stack().bind(v4, Endpoint{IpAddr::v4(0), 80}), Errc::kOk);
+  SocketId v4b = *t.stack().socket(false);
+  ASSERT_EQ(t.stack().bind(v4b, Endpoint{IpAddr::v4(0), 81}), Errc::kOk);
+  SocketId dual = *t.stack().socket(true);
+  EXPECT_EQ(t.stack().bind(dual, Endpoint{IpAddr::v6({}), 81}), Errc::kAddrInUse);
+}
+
 TEST(Ipv6, V4SocketRejectsV6Peer) {
   Harness t;
   SocketId s = *t.stack().socket(false);
