@@ -22,7 +22,7 @@ inline std::vector<uint8_t> md5sig(const IpAddr& peer, std::span<const uint8_t> 
   sin.sin_addr.s_addr = htonl(peer.v4_host_order());
   std::memcpy(&cmd.tcpm_addr, &sin, sizeof sin);
   cmd.tcpm_keylen = static_cast<uint16_t>(key.size());
-  std::memcpy(cmd.tcpm_key, key.data(), std::min<size_t>(key.size(), sizeof cmd.tcpm_key));
+  if (!key.empty()) std::memcpy(cmd.tcpm_key, key.data(), std::min<size_t>(key.size(), sizeof cmd.tcpm_key));
   if (prefix >= 0) {
     cmd.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX;
     cmd.tcpm_prefixlen = static_cast<uint8_t>(prefix);
