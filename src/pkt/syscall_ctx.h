@@ -23,6 +23,10 @@ inline Ret from(Errc e) { return e == Errc::kOk ? Ret{0, 0} : Ret{-1, static_cas
 using Attempt = Expected<std::optional<Ret>, Stop>;
 inline Attempt done(Ret r) { return std::optional<Ret>(r); }
 inline Attempt blocked() { return std::optional<Ret>(); }
+// A NULL pointer argument, written `NULL` or 0.
+inline bool is_null(const Expr& e) {
+  return (e.kind == Expr::Kind::kWord && e.text == "NULL") || (e.kind == Expr::Kind::kInt && e.num == 0);
+}
 
 using Value = Expected<int64_t, Stop>;
 

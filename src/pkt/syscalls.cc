@@ -369,7 +369,7 @@ Status SyscallCtx::data_calls() {
   // when there is something to copy.
   if (f.is_pipe()) return pipe_io_call(f, is_read, static_cast<size_t>(*len), !f.nonblock);
   const Expr& b = **buf;
-  bool null_buf = (b.kind == Expr::Kind::kWord && b.text == "NULL") || (b.kind == Expr::Kind::kInt && b.num == 0);
+  const bool null_buf = is_null(b);
   if (null_buf && !vec && !msg) {
     int inq = 0;
     r_.stack_->ioctl(f.sock, 0x541B /* SIOCINQ */, &inq);

@@ -19,10 +19,6 @@ namespace {
 constexpr int64_t kAccMode = 3;  // O_ACCMODE
 constexpr int64_t kRdOnly = 0;   // O_RDONLY
 
-bool is_null(const Expr& e) {
-  return (e.kind == Expr::Kind::kWord && e.text == "NULL") || (e.kind == Expr::Kind::kInt && e.num == 0);
-}
-
 }  // namespace
 
 // open(path, flags) = fd: the script's fd names the file from now on;

@@ -13,14 +13,6 @@
 
 namespace weir::pkt {
 
-namespace {
-
-bool is_null(const Expr& e) {
-  return (e.kind == Expr::Kind::kWord && e.text == "NULL") || (e.kind == Expr::Kind::kInt && e.num == 0);
-}
-
-}  // namespace
-
 // pipe([rfd, wfd]) = 0: the script names both descriptors.
 Status SyscallCtx::pipe_call() {
   auto a = arg(0);
