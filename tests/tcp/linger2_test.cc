@@ -46,6 +46,17 @@ bool alive(Harness& t) {
   return !reset;
 }
 
+// The orphan is still there `margin` before `lifetime` (a bare ACK is
+// taken silently) and gone `margin` after it.
+void expect_lifetime(Harness& t, Duration lifetime, Duration margin) {
+  t.advance(lifetime - margin);
+  t.clear_tx();
+  t.inject(ACK, 1, 2);
+  EXPECT_EQ(t.pending(), 0u);
+  t.advance(margin * 2);
+  EXPECT_FALSE(alive(t));
+}
+
 TEST(Linger2, SetAndGetAsLinux) {
   Harness t;
   SocketId s = t.passive_open();
@@ -63,12 +74,7 @@ TEST(Linger2, SetsTheOrphanFinWait2Lifetime) {
   SocketId s = t.passive_open();
   ASSERT_EQ(set_linger2(t, s, 5), Errc::kOk);
   orphan_in_fin_wait2(t, s);
-  t.advance(Duration::ms(4900));
-  t.clear_tx();
-  t.inject(ACK, 1, 2);  // a bare ACK is taken silently while it lives
-  EXPECT_EQ(t.pending(), 0u);
-  t.advance(Duration::ms(200));
-  EXPECT_FALSE(alive(t));
+  expect_lifetime(t, Duration::s(5), Duration::ms(100));
 }
 
 TEST(Linger2, NeverBelowThreeAndAHalfRto) {
@@ -80,12 +86,7 @@ TEST(Linger2, NeverBelowThreeAndAHalfRto) {
   ASSERT_GE(rto_us, 200000u);
   const Duration floor = Duration::us(rto_us) * 4 - Duration::us(rto_us) / 2;
   orphan_in_fin_wait2(t, s);
-  t.advance(floor - Duration::ms(50));
-  t.clear_tx();
-  t.inject(ACK, 1, 2);
-  EXPECT_EQ(t.pending(), 0u);
-  t.advance(Duration::ms(100));
-  EXPECT_FALSE(alive(t));
+  expect_lifetime(t, floor, Duration::ms(50));
 }
 
 TEST(Linger2, AboveTimewaitLenWaitsTheExcessTwice) {
@@ -96,12 +97,7 @@ TEST(Linger2, AboveTimewaitLenWaitsTheExcessTwice) {
   SocketId s = t.passive_open();
   ASSERT_EQ(set_linger2(t, s, 100), Errc::kOk);
   orphan_in_fin_wait2(t, s);
-  t.advance(Duration::s(79));
-  t.clear_tx();
-  t.inject(ACK, 1, 2);
-  EXPECT_EQ(t.pending(), 0u);
-  t.advance(Duration::s(2));
-  EXPECT_FALSE(alive(t));
+  expect_lifetime(t, Duration::s(80), Duration::s(1));
 }
 
 TEST(Linger2, NegativeResetsOnReachingFinWait2) {
