@@ -71,7 +71,8 @@ class SyscallCtx {
   Status data_calls();
   Status read_call(FdEntry& f, size_t want, int flags, bool blocking);
   Status errqueue_call(FdEntry& f);  // syscalls_errqueue.cc: recvmsg(MSG_ERRQUEUE)
-  Status write_call(FdEntry& f, size_t want, int flags, bool blocking, std::vector<uint32_t> iov);
+  Status write_call(FdEntry& f, size_t want, int flags, bool blocking, std::vector<uint32_t> iov,
+                    std::function<void(size_t)> on_sent = {});
   Status fastopen_write_call(FdEntry& f, size_t want, int flags, bool blocking, bool unspec);
   Status option_calls();
   Status setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val);

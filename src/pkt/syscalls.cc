@@ -439,13 +439,14 @@ Status SyscallCtx::read_call(FdEntry& f, size_t want, int flags, bool blocking) 
 // Writes: a blocking write returns when all of it is queued (or on error).
 // MSG_ZEROCOPY goes to the engine, which keeps SO_ZEROCOPY and the
 // notifications (weir copies the bytes, and says so: ZEROCOPY_COPIED).
-Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking, std::vector<uint32_t> iov) {
+Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking, std::vector<uint32_t> iov,
+                              std::function<void(size_t)> on_sent) {
   const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */);
   SocketId s = f.sock;
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(0);
   auto waited = std::make_shared<bool>(false);
-  return run(blocking, [r, s, want, engine_flags, blocking, sent, waited, iov](Time now) -> Attempt {
+  auto core = [r, s, want, engine_flags, blocking, sent, waited, iov](Time now) -> Attempt {
     // A blocked writer sleeps in sk_stream_wait_memory until
     // sk_stream_write_space wakes it, i.e. until poll() reports POLLOUT
     // (or an error/hang-up), not as soon as one byte would fit.
@@ -463,6 +464,14 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking,
       return blocked();
     }
     return done(Ret{static_cast<int64_t>(*sent), 0});
+  };
+  if (!on_sent) return run(blocking, std::move(core));
+  // The caller learns what was really written (sendfile moves the file
+  // offset by it), whether the call ends at once or after blocking.
+  return run(blocking, [core = std::move(core), on_sent = std::move(on_sent)](Time now) -> Attempt {
+    Attempt a = core(now);
+    if (a && *a && (*a)->value > 0) on_sent(static_cast<size_t>((*a)->value));
+    return a;
   });
 }
 

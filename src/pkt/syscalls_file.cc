@@ -82,10 +82,15 @@ Status SyscallCtx::sendfile_call() {
   const uint64_t avail = start < i.file_size ? i.file_size - start : 0;
   const size_t want = static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(*count), avail));
   if (want == 0) return run_now(Ret{0, 0});
-  // The offset moves by what is asked, not by what a non-blocking socket
-  // took: a short count there would leave it ahead (the one approximation).
-  if (use_pos) i.file_pos += want;
-  return write_call(o, want, 0, !o.nonblock, {});
+  if (!use_pos) return write_call(o, want, 0, !o.nonblock, {});
+  // The file offset moves by what the socket took, which a non-blocking
+  // socket may make less than asked (do_sendfile: pos += retval).
+  Runner* r = &r_;
+  const int in_fd = static_cast<int>(*eval_arg(1));
+  return write_call(o, want, 0, !o.nonblock, {}, [r, in_fd](size_t n) {
+    auto it = r->fds_.find(in_fd);
+    if (it != r->fds_.end() && it->second.kind == FdEntry::Kind::kFile) it->second.file_pos += n;
+  });
 }
 
 }  // namespace weir::pkt
