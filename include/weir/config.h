@@ -32,7 +32,12 @@ struct StackConfig {
   int tcp_retries2 = 15;
   int tcp_orphan_retries = 0;
   int tcp_fin_timeout_s = 60;
-  int tcp_tw_reuse = 2;  // accepted for scripts; connect() does not reuse TIME-WAIT tuples yet
+  // connect() may take over a TIME-WAIT tuple (timestamps on): 0 never,
+  // 1 always, 2 on loopback only; after tcp_tw_reuse_delay ms in TIME-WAIT.
+  int tcp_tw_reuse = 2;
+  uint32_t tcp_tw_reuse_delay = 1000;
+  // The ports connect() and bind(port 0) choose from (low, high).
+  std::array<uint32_t, 2> ip_local_port_range{32768, 60999};
   int tcp_syncookies = 1;
   // RFC 7413 Fast Open: Linux's TFO_* bits (tcp/fastopen.h); 1 = client only.
   int tcp_fastopen = 1;

@@ -248,18 +248,15 @@ bool StackImpl::port_in_use(const Endpoint& local, bool reuse, SocketId self) co
   return false;
 }
 
-// RFC 6056 §3.3.4 (algorithm 4, as Linux's __inet_hash_connect): start at a
-// keyed hash of the destination and probe the range in order.
-Expected<uint16_t, Errc> StackImpl::ephemeral_port(const IpAddr& local, const Endpoint& remote,
-                                                   bool for_connect) {
-  constexpr uint32_t lo = 32768, hi = 60999;  // net.ipv4.ip_local_port_range
-  constexpr uint32_t range = hi - lo + 1;
+// bind() to port 0 (Linux inet_csk_find_open_port): a port nobody holds,
+// probed in order from a keyed hash, in net.ipv4.ip_local_port_range.
+Expected<uint16_t, Errc> StackImpl::ephemeral_port(const IpAddr& local, const Endpoint& remote) {
+  const uint32_t lo = cfg_.ip_local_port_range[0];
+  const uint32_t range = cfg_.ip_local_port_range[1] - lo + 1;
   const uint32_t offset = tcp::port_offset(cfg_.secret, local, remote) + port_hint_;
   for (uint32_t i = 0; i < range; ++i) {
     const uint16_t port = static_cast<uint16_t>(lo + (offset + i) % range);
-    Endpoint ep{local, port};
-    if (port_in_use(ep, false, kNoSocket)) continue;
-    if (for_connect && demux_.count(FourTuple{ep, remote})) continue;
+    if (port_in_use(Endpoint{local, port}, false, kNoSocket)) continue;
     port_hint_ += i + 1;
     return port;
   }
@@ -280,7 +277,7 @@ Errc StackImpl::bind(SocketId id, const Endpoint& local) {
     return Errc::kAddrNotAvail;
   Endpoint ep = local;
   if (ep.port == 0) {
-    auto p = ephemeral_port(ep.addr, Endpoint{}, false);
+    auto p = ephemeral_port(ep.addr, Endpoint{});
     if (!p) return p.error();
     ep.port = *p;
   } else if (port_in_use(ep, s->conn->opts().reuseaddr, id)) {
@@ -288,6 +285,7 @@ Errc StackImpl::bind(SocketId id, const Endpoint& local) {
   }
   s->local = ep;
   s->bound = true;
+  s->bind_locked = true;
   return Errc::kOk;
 }
 
@@ -345,7 +343,7 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
     default: return Errc::kIsConn;
   }
   if (s->conn->next_deadline() != Time::never() || s->in_demux) return Errc::kIsConn;
-  auto t = connect_tuple(*s, remote);
+  auto t = connect_tuple(now, *s, remote);
   if (!t) return t.error();
   if (s->conn->opts().fastopen_connect) {
     // Linux tcp_fastopen_defer_connect: with a cookie to use (or no cookie
@@ -369,7 +367,7 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
 // The checks and the local endpoint of an active open (Linux
 // tcp_v4_connect / tcp_v6_connect before tcp_connect); enters the tuple in
 // the demultiplexer.
-Expected<FourTuple, Errc> StackImpl::connect_tuple(Socket& sock, const Endpoint& remote) {
+Expected<FourTuple, Errc> StackImpl::connect_tuple(Time now, Socket& sock, const Endpoint& remote) {
   Socket* s = &sock;
   if (!s->v6 && !remote.addr.is_v4()) return Unexpected(Errc::kAfNoSupport);
   // Linux tcp_v6_connect: an IPV6_V6ONLY socket cannot reach an IPv4-mapped peer.
@@ -384,13 +382,20 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Socket& sock, const Endpoint&
     src = *a;
   }
   uint16_t port = s->bound ? s->local.port : 0;
+  SocketId tw = kNoSocket;
   if (port == 0) {
-    auto p = ephemeral_port(src, remote, true);
+    auto p = connect_port(now, src, remote);
     if (!p) return Unexpected(p.error());
-    port = *p;
+    std::tie(port, tw) = *p;
   }
   FourTuple t{Endpoint{src, port}, remote};
-  if (demux_.count(t)) return Unexpected(Errc::kAddrNotAvail);
+  if (auto it = demux_.find(t); it != demux_.end() && tw == kNoSocket) {
+    // Linux __inet_check_established with twp == NULL: a port the socket
+    // already had may take over a TIME-WAIT tuple whenever it is safe.
+    const Socket* o = find(it->second);
+    if (!o || !tw_recyclable(*o, true, now)) return Unexpected(Errc::kAddrNotAvail);
+    tw = it->second;
+  }
   s->local = t.local;
   s->bound = true;
   // A socket that failed before starts over with a fresh connection and its options.
@@ -398,6 +403,7 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Socket& sock, const Endpoint&
     tcp::SockOpts o = s->conn->opts();
     s->conn = std::make_unique<tcp::Connection>(*this, s->id, o);
   }
+  if (tw != kNoSocket) recycle_time_wait(tw, *s);
   demux_[t] = s->id;
   s->in_demux = true;
   return t;

@@ -28,6 +28,7 @@ struct Socket {
   bool v6only = false;     // IPV6_V6ONLY (net.ipv6.bindv6only = 0: off)
   bool app_open = true;    // the application holds the handle
   bool bound = false;
+  bool bind_locked = false;  // bind() took the port: connect() does not share it (Linux tb->fastreuse >= 0)
   bool in_demux = false;   // reachable by 4-tuple
   uint32_t listener_parent = 0;
   Endpoint local;
@@ -145,7 +146,11 @@ class StackImpl final : public tcp::TcpEnv {
   tcp::PassiveFastOpen fastopen_syn(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void fastopen_listen(Socket& s, int backlog);
   tcp::ActiveFastOpen fastopen_client(Time now, const Socket& s, const FourTuple& t) const;
-  Expected<FourTuple, Errc> connect_tuple(Socket& s, const Endpoint& remote);
+  Expected<FourTuple, Errc> connect_tuple(Time now, Socket& s, const Endpoint& remote);
+  // TIME-WAIT reuse by connect() (tw_reuse.cc, Linux tcp_twsk_unique).
+  bool tw_recyclable(const Socket& tw, bool port_was_bound, Time now) const;
+  void recycle_time_wait(SocketId tw, Socket& s);
+  bool port_bind_locked(const Endpoint& ep) const;
   bool fastopen_queue_ok(Time now, Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg, std::span<const uint8_t> md5_key = {});
@@ -157,7 +162,10 @@ class StackImpl final : public tcp::TcpEnv {
   bool self_v6only(SocketId self) const;
   Errc v6only_sockopt(Socket& s, std::span<const uint8_t> v);
   bool owns(const IpAddr& a) const;
-  Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, const Endpoint& remote, bool for_connect);
+  Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, const Endpoint& remote);
+  // Linux __inet_hash_connect: a local port for connect(), and the
+  // TIME-WAIT socket to recycle for it, if any (kNoSocket).
+  Expected<std::pair<uint16_t, SocketId>, Errc> connect_port(Time now, const IpAddr& local, const Endpoint& remote);
   bool port_in_use(const Endpoint& local, bool reuse, SocketId self) const;
   std::optional<IpAddr> source_for(const IpAddr& remote) const;
   void close_listener(Time now, Socket& s);

@@ -126,6 +126,7 @@ void Connection::set_state(Time now, State s) {
   if (was_est && !is_est) c.dec(Counter::TcpCurrEstab);
   if (!was_est && is_est) c.inc(Counter::TcpCurrEstab);
   state_ = s;
+  if (s == State::kTimeWait) tw_entry_ = now;
   events_ |= conn_event::kReadiness;
   if (s == State::kClosed) {
     timers_.cancel_all();
@@ -214,6 +215,14 @@ void Connection::init_active(Time now, const FourTuple& t) {
   const StackConfig& cfg = env_.cfg();
   tuple_ = t;
   snd_.iss = initial_sequence(cfg.secret, t, now);  // RFC 6528
+  if (tw_seed_) {
+    // Linux tcp_twsk_unique: write_seq and TS.Recent from the TIME-WAIT
+    // connection whose tuple this one takes over.
+    snd_.iss = tw_seed_->iss;
+    ts_recent_ = tw_seed_->ts_recent;
+    ts_recent_stamp_ = tw_seed_->ts_recent_stamp;
+    tw_seed_.reset();
+  }
   snd_.una = snd_.iss;
   snd_.nxt = snd_.iss;
   snd_max_ = snd_.iss;
@@ -228,6 +237,15 @@ void Connection::init_active(Time now, const FourTuple& t) {
   rcv_wscale_offer_ = iw.rcv_wscale;
   set_state(now, State::kSynSent);
   env_.counters().inc(Counter::TcpActiveOpens);
+}
+
+// Linux tcp_twsk_unique: "seq = tw_snd_nxt + 65535 + 2", never 0 (0 there
+// means "no write_seq yet"), so the new connection's sequence space starts
+// beyond anything the old one could still have in flight.
+Connection::TimeWaitSeed Connection::time_wait_seed() const {
+  Seq32 iss = snd_.nxt + 65535 + 2;
+  if (iss == Seq32(0)) iss = Seq32(1);
+  return TimeWaitSeed{iss, ts_recent_, ts_recent_stamp_};
 }
 
 void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn,

@@ -224,6 +224,19 @@ class Connection {
   // TIME-WAIT reuse (Linux tcp_twsk_unique / tcp_timewait_state_process):
   // a new SYN may take over if its ISN or TSval is beyond ours.
   bool timewait_accepts_syn(const InSegment& syn) const;
+  // What a connect() that takes over this TIME-WAIT tuple inherits (Linux
+  // tcp_twsk_unique): a sequence space past ours and the peer's TS.Recent,
+  // so old duplicates fail PAWS on the new connection.
+  struct TimeWaitSeed {
+    Seq32 iss;
+    uint32_t ts_recent = 0;
+    Time ts_recent_stamp;
+  };
+  // When TIME-WAIT began (Linux tw_entry_stamp), or never outside it.
+  Time time_wait_entry() const { return state_ == State::kTimeWait ? tw_entry_ : Time::never(); }
+  TimeWaitSeed time_wait_seed() const;
+  // The next active open starts from `seed` instead of a fresh ISN.
+  void seed_from_time_wait(const TimeWaitSeed& seed) { tw_seed_ = seed; }
   // A passive Fast Open socket whose handshake is not complete yet (Linux
   // tp->fastopen_rsk != NULL): it counts against the listener's TFO queue.
   // Linux tcp_fastopen_active_disable_ofo_check, when the socket goes:
@@ -554,6 +567,8 @@ class Connection {
   uint32_t ts_offset_ = 0;
   uint32_t ts_recent_ = 0;        // RFC 7323 TS.Recent
   Time ts_recent_stamp_;
+  Time tw_entry_;                       // when TIME-WAIT began
+  std::optional<TimeWaitSeed> tw_seed_;  // set by a connect() that recycles TIME-WAIT
   uint16_t peer_mss_ = 536;       // RFC 9293 §3.7.1: default when absent
   uint32_t advmss_ = 1460;        // what we announce
   uint32_t pmtu_ = 1500;

@@ -150,8 +150,10 @@ XmitResult Connection::send_syn(Time now) {
   // Linux tcp_syn_options: a SYN with an MD5 signature offers no timestamps
   // (the 20 bytes of signature leave no room for TS next to SACK-permitted
   // and window scale in the 40).
+  // The echo is TS.Recent (Linux tcp_syn_options: tsecr = ts_recent): 0 on
+  // a fresh socket, the old peer's value on one that took over TIME-WAIT.
   if (cfg.tcp_timestamps && !md5_key())
-    h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, 0};
+    h.options.ts = wire::TcpTimestamps{static_cast<uint32_t>(now.ms()) + ts_offset_, ts_recent_};
   h.window = rcv_.syn_window();  // RFC 7323 §2.2: never scaled
   ecn_send_syn(h);
   // RFC 7413 §4.1.2 (Linux tcp_send_syn_data): the first SYN carries the

@@ -12,7 +12,8 @@ namespace weir {
 namespace {
 
 using Field = std::variant<int StackConfig::*, bool StackConfig::*, uint32_t StackConfig::*,
-                           std::array<uint32_t, 3> StackConfig::*, std::string StackConfig::*>;
+                           std::array<uint32_t, 3> StackConfig::*, std::array<uint32_t, 2> StackConfig::*,
+                           std::string StackConfig::*>;
 
 struct Key {
   std::string_view name;
@@ -36,6 +37,8 @@ constexpr Key kKeys[] = {
     {"tcp_orphan_retries", &StackConfig::tcp_orphan_retries},
     {"tcp_fin_timeout", &StackConfig::tcp_fin_timeout_s},
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
+    {"tcp_tw_reuse_delay", &StackConfig::tcp_tw_reuse_delay},
+    {"ip_local_port_range", &StackConfig::ip_local_port_range},
     {"tcp_syncookies", &StackConfig::tcp_syncookies},
     {"tcp_fastopen", &StackConfig::tcp_fastopen},
     {"tcp_fastopen_blackhole_timeout_sec", &StackConfig::tcp_fastopen_blackhole_timeout_sec},
@@ -94,6 +97,44 @@ bool parse_int(std::string_view s, int64_t& out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+// N non-negative numbers separated by blanks, as /proc/sys vectors; `out`
+// is left alone unless all N parse.
+template <size_t N>
+bool parse_list(std::string_view v, std::array<uint32_t, N>& out) {
+  std::array<uint32_t, N> got{};
+  size_t i = 0;
+  size_t pos = 0;
+  while (pos < v.size() && i < N) {
+    while (pos < v.size() && (v[pos] == ' ' || v[pos] == '\t')) ++pos;
+    size_t end = pos;
+    while (end < v.size() && v[end] != ' ' && v[end] != '\t') ++end;
+    if (end == pos) break;
+    int64_t n = 0;
+    if (!parse_int(v.substr(pos, end - pos), n) || n < 0 || n > 0xffffffffll) return false;
+    got[i++] = static_cast<uint32_t>(n);
+    pos = end;
+  }
+  while (pos < v.size() && (v[pos] == ' ' || v[pos] == '\t' || v[pos] == '\n')) ++pos;
+  if (i != N || pos != v.size()) return false;
+  out = got;
+  return true;
+}
+
+// The sysctls whose handlers bound their values (Linux
+// proc_dointvec_minmax, ipv4_local_port_range): EINVAL outside.
+std::string check_range(const StackConfig& c, std::string_view name) {
+  if (name == "tcp_tw_reuse" && (c.tcp_tw_reuse < 0 || c.tcp_tw_reuse > 2))
+    return fmt::format("tcp_tw_reuse: expected 0, 1 or 2, got {}", c.tcp_tw_reuse);
+  // tcp_tw_reuse_delay_max: TCP_PAWS_MSL seconds.
+  if (name == "tcp_tw_reuse_delay" && (c.tcp_tw_reuse_delay < 1 || c.tcp_tw_reuse_delay > 60000))
+    return fmt::format("tcp_tw_reuse_delay: expected 1..60000 ms, got {}", c.tcp_tw_reuse_delay);
+  const auto& r = c.ip_local_port_range;
+  if (name == "ip_local_port_range" && (r[0] < 1 || r[1] > 65535 || r[1] < r[0]))
+    return fmt::format("ip_local_port_range: expected 'low high' with 1 <= low <= high <= 65535, got '{} {}'",
+                       r[0], r[1]);
+  return {};
+}
+
 std::string set_field(StackConfig& c, const Key& k, std::string_view v) {
   int64_t n = 0;
   if (auto* f = std::get_if<int StackConfig::*>(&k.field)) {
@@ -107,21 +148,10 @@ std::string set_field(StackConfig& c, const Key& k, std::string_view v) {
       return fmt::format("{}: expected an unsigned integer, got '{}'", k.name, v);
     c.*(*u) = static_cast<uint32_t>(n);
   } else if (auto* a = std::get_if<std::array<uint32_t, 3> StackConfig::*>(&k.field)) {
-    std::array<uint32_t, 3> out{};
-    size_t i = 0;
-    size_t pos = 0;
-    while (pos < v.size() && i < 3) {
-      while (pos < v.size() && (v[pos] == ' ' || v[pos] == '\t')) ++pos;
-      size_t end = pos;
-      while (end < v.size() && v[end] != ' ' && v[end] != '\t') ++end;
-      if (end == pos) break;
-      if (!parse_int(v.substr(pos, end - pos), n) || n < 0)
-        return fmt::format("{}: expected three byte counts 'min default max', got '{}'", k.name, v);
-      out[i++] = static_cast<uint32_t>(n);
-      pos = end;
-    }
-    if (i != 3) return fmt::format("{}: expected three byte counts 'min default max', got '{}'", k.name, v);
-    c.*(*a) = out;
+    if (!parse_list(v, c.*(*a)))
+      return fmt::format("{}: expected three byte counts 'min default max', got '{}'", k.name, v);
+  } else if (auto* a2 = std::get_if<std::array<uint32_t, 2> StackConfig::*>(&k.field)) {
+    if (!parse_list(v, c.*(*a2))) return fmt::format("{}: expected two numbers 'low high', got '{}'", k.name, v);
   } else if (auto* s = std::get_if<std::string StackConfig::*>(&k.field)) {
     c.*(*s) = std::string(v);
   }
@@ -143,8 +173,14 @@ std::string StackConfig::set(std::string_view key, std::string_view value) {
       break;
     }
   }
-  for (const Key& k : kKeys)
-    if (k.name == key) return set_field(*this, k, value);
+  for (const Key& k : kKeys) {
+    if (k.name != key) continue;
+    StackConfig before = *this;
+    std::string err = set_field(*this, k, value);
+    if (err.empty()) err = check_range(*this, key);
+    if (!err.empty()) *this = before;  // a refused value changes nothing
+    return err;
+  }
   return fmt::format("unknown setting '{}'", key);
 }
 

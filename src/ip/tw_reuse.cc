@@ -1,0 +1,88 @@
+// connect() and TIME-WAIT: when a new active open may take over the tuple
+// of a connection still in TIME-WAIT (Linux tcp_twsk_unique,
+// __inet_check_established, __inet_hash_connect).
+#include "ip/stack_impl.h"
+#include "tcp/isn.h"
+
+namespace weir {
+namespace {
+
+// Linux tcp_twsk_unique's "loopback traffic" for tcp_tw_reuse = 2:
+// 127.0.0.0/8, ::1, or an IPv4-mapped loopback, at either end.
+bool loopback(const IpAddr& a) {
+  if (a.is_v4()) return (a.v4_host_order() >> 24) == 127;
+  static const IpAddr kV6Loopback = *IpAddr::parse("::1");
+  return a == kV6Loopback;
+}
+
+}  // namespace
+
+// Linux tcp_twsk_unique. Only with timestamps (tw_ts_recent_stamp != 0) is
+// it safe: PAWS on the new connection rejects the old one's duplicates.
+// A socket that already had its port (bind() before connect(): twp ==
+// NULL) takes the tuple at once; the ephemeral search does so only with
+// tcp_tw_reuse (1, or 2 for loopback) and once tcp_tw_reuse_delay ms have
+// passed since TIME-WAIT began ("time_after32(tcp_clock_ms(),
+// reuse_thresh)": strictly after). weir's TIME-WAIT is the connection
+// itself; one the application still holds is not taken from it.
+bool StackImpl::tw_recyclable(const Socket& tw, bool port_was_bound, Time now) const {
+  if (tw.app_open || !tw.conn || tw.conn->state() != tcp::State::kTimeWait) return false;
+  if (!tw.conn->ts_ok()) return false;
+  if (port_was_bound) return true;
+  int reuse = cfg_.tcp_tw_reuse;
+  const FourTuple& t = tw.conn->tuple();
+  if (reuse == 2 && !loopback(t.local.addr) && !loopback(t.remote.addr)) reuse = 0;
+  if (reuse == 0) return false;
+  return now > tw.conn->time_wait_entry() + Duration::ms(cfg_.tcp_tw_reuse_delay);
+}
+
+// __inet_check_established: the new socket inherits the sequence space and
+// TS.Recent, the TIME-WAIT one goes (inet_twsk_deschedule_put), counted as
+// LINUX_MIB_TIMEWAITRECYCLED.
+void StackImpl::recycle_time_wait(SocketId tw, Socket& s) {
+  Socket* o = find(tw);
+  if (!o || !o->conn) return;
+  s.conn->seed_from_time_wait(o->conn->time_wait_seed());
+  counters_.inc(Counter::TcpExtTWRecycled);
+  reap(tw);
+}
+
+// A port that bind() chose, or a listener's (Linux: a bind bucket with
+// fastreuse >= 0, which __inet_hash_connect skips). Ports that only
+// connect() took are shared by connections to different peers.
+bool StackImpl::port_bind_locked(const Endpoint& ep) const {
+  for (const auto& [id, sp] : sockets_) {
+    const Socket& o = *sp;
+    if (!o.bound || o.local.port != ep.port) continue;
+    const bool overlap = o.local.addr == ep.addr || o.local.addr.is_unspecified();
+    if (overlap && (o.bind_locked || o.listener)) return true;
+  }
+  return false;
+}
+
+// RFC 6056 §3.3.4 (algorithm 4, as Linux's __inet_hash_connect): start at a
+// keyed hash of the destination and probe net.ipv4.ip_local_port_range in
+// order. A port is taken if its tuple is free, or held by a TIME-WAIT
+// connection tcp_twsk_unique lets go.
+Expected<std::pair<uint16_t, SocketId>, Errc> StackImpl::connect_port(Time now, const IpAddr& local,
+                                                                      const Endpoint& remote) {
+  const uint32_t lo = cfg_.ip_local_port_range[0];
+  const uint32_t range = cfg_.ip_local_port_range[1] - lo + 1;
+  const uint32_t offset = tcp::port_offset(cfg_.secret, local, remote) + port_hint_;
+  for (uint32_t i = 0; i < range; ++i) {
+    const uint16_t port = static_cast<uint16_t>(lo + (offset + i) % range);
+    const Endpoint ep{local, port};
+    if (port_bind_locked(ep)) continue;
+    SocketId tw = kNoSocket;
+    if (auto it = demux_.find(FourTuple{ep, remote}); it != demux_.end()) {
+      const Socket* o = find(it->second);
+      if (!o || !tw_recyclable(*o, false, now)) continue;
+      tw = it->second;
+    }
+    port_hint_ += i + 1;
+    return std::pair{port, tw};
+  }
+  return Unexpected(Errc::kAddrNotAvail);
+}
+
+}  // namespace weir
