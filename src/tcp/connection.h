@@ -377,6 +377,7 @@ class Connection {
   // tso_defer.cc: tcp_write_xmit's tcp_tso_should_defer for the send head.
   bool tso_defer(Time now, uint32_t mss, bool push_one);
   uint32_t tso_segs() const;
+  uint32_t tso_cap(uint32_t segs) const;  // min(segs, tso_segs()), computed only when it can matter
   uint32_t size_goal() const;
   void prune_chunks();
   // The handshake's acknowledgment of our SYN moves SND.UNA past it and any

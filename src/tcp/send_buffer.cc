@@ -62,15 +62,12 @@ void SendBuffer::clear() {
 
 namespace weir::tcp {
 
-void SkbLedger::EndRing::push_back(Seq32 s) {
-  if (count_ == ring_.size()) {
-    std::vector<Seq32> bigger(ring_.empty() ? 64 : ring_.size() * 2);
-    for (size_t i = 0; i < count_; ++i) bigger[i] = (*this)[i];
-    ring_.swap(bigger);
-    head_ = 0;
-  }
-  ring_[(head_ + count_) & (ring_.size() - 1)] = s;
-  ++count_;
+void SkbLedger::EndRing::grow() {
+  std::vector<Seq32> bigger(ring_.empty() ? 64 : ring_.size() * 2);
+  for (size_t i = 0; i < count_; ++i) bigger[i] = (*this)[i];
+  ring_.swap(bigger);
+  mask_ = ring_.size() - 1;
+  head_ = 0;
 }
 
 void SkbLedger::EndRing::erase_second() {
@@ -79,13 +76,18 @@ void SkbLedger::EndRing::erase_second() {
   ring_[head_] = first;
 }
 
+// One pass per burst sent: the skbs SND.UNA covers whole set aside, then
+// the new end appended, without a second call (this runs per burst).
 void SkbLedger::on_sent(Seq32 end, Seq32 una) {
   while (!ends_.empty() && ends_.front() <= una) {
     stale_back_ = ends_.front();
     ends_.pop_front();
     ++stale_;
   }
-  on_sent(end);
+  // A retransmission (ending at or below the newest skb): Linux reuses the skb.
+  if (!ends_.empty() ? end <= ends_.back() : (stale_ > 0 && end <= stale_back_)) return;
+  ends_.push_back(end);
+  if (sent_skbs() > kMaxSkbs) merge_oldest();
 }
 
 void SkbLedger::on_sent(Seq32 end) {
@@ -93,14 +95,17 @@ void SkbLedger::on_sent(Seq32 end) {
   const Seq32 back = ends_.empty() ? stale_back_ : ends_.back();
   if (any && end <= back) return;  // a retransmission: Linux reuses the skb
   ends_.push_back(end);
-  if (sent_skbs() > kMaxSkbs) {  // bounded: merge the two oldest (drop the second)
-    if (stale_ >= 2) {
-      --stale_;
-    } else if (stale_ == 1) {
-      ends_.pop_front();
-    } else {
-      ends_.erase_second();
-    }
+  if (sent_skbs() > kMaxSkbs) merge_oldest();
+}
+
+// Bounded: the two oldest are counted as one (the second is dropped).
+void SkbLedger::merge_oldest() {
+  if (stale_ >= 2) {
+    --stale_;
+  } else if (stale_ == 1) {
+    ends_.pop_front();
+  } else {
+    ends_.erase_second();
   }
 }
 

@@ -86,26 +86,34 @@ class SkbLedger {
   Seq32 stale_back_;  // end of the newest stale skb (for the ordering check)
   // The ends, oldest first, in a ring that doubles and is never shrunk (a
   // std::deque allocated and freed a block every 128 skbs in steady state).
+  // Inline, with the mask kept: on_sent runs once per burst sent.
   class EndRing {
    public:
     bool empty() const { return count_ == 0; }
     size_t size() const { return count_; }
-    Seq32 operator[](size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+    Seq32 operator[](size_t i) const { return ring_[(head_ + i) & mask_]; }
     Seq32 front() const { return (*this)[0]; }
     Seq32 back() const { return (*this)[count_ - 1]; }
-    void push_back(Seq32 s);
+    void push_back(Seq32 s) {
+      if (count_ == ring_.size()) grow();
+      ring_[(head_ + count_) & mask_] = s;
+      ++count_;
+    }
     void pop_front() {
-      head_ = (head_ + 1) & (ring_.size() - 1);
+      head_ = (head_ + 1) & mask_;
       --count_;
     }
     void erase_second();  // drops element 1
     void clear() { head_ = count_ = 0; }
 
    private:
+    void grow();               // doubles the ring (first: 64 entries)
     std::vector<Seq32> ring_;  // power-of-two size
+    size_t mask_ = 0;          // ring_.size() - 1 once allocated
     size_t head_ = 0;
     size_t count_ = 0;
   };
+  void merge_oldest();  // past kMaxSkbs: the two oldest become one
   EndRing ends_;
 };
 

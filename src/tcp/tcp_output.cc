@@ -335,6 +335,15 @@ uint32_t Connection::tso_segs() const {
   return static_cast<uint32_t>(std::min<uint64_t>(segs, 0xffff));
 }
 
+// min(segs, tso_segs()). tso_segs() is never below tcp_min_tso_segs (nor
+// above 0xffff), so a count within both is the answer without computing it
+// (a 64-bit division per burst; near a full congestion window, as when
+// ACK-clocked, the count is one or two segments).
+uint32_t Connection::tso_cap(uint32_t segs) const {
+  const uint32_t floor = std::min<uint32_t>(env_.cfg().tcp_min_tso_segs, 0xffff);
+  return segs <= floor ? segs : std::min(segs, tso_segs());
+}
+
 // One Linux tcp_write_xmit iteration: a burst of new segments from one chunk,
 // at most tcp_tso_autosize segments and (tcp_cwnd_test) half the congestion
 // window, each allowed by the peer's window and Nagle. The burst is one Linux
@@ -355,8 +364,7 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   if (pacer_.hold(ccs_, now)) return false;  // Linux tcp_pacing_check
   uint32_t quota = 1;
   if (in_flight < ccs_.snd_cwnd) {
-    quota = std::min(std::max<uint32_t>(ccs_.snd_cwnd >> 1, 1), ccs_.snd_cwnd - in_flight);
-    quota = std::min(quota, tso_segs());
+    quota = tso_cap(std::min(std::max<uint32_t>(ccs_.snd_cwnd >> 1, 1), ccs_.snd_cwnd - in_flight));
   }
   const size_t ci = chunk_index(snd_.nxt);
   const Seq32 chunk_end = ci < chunks_.size() ? chunks_[ci].end : write_seq_;
@@ -386,15 +394,22 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   }
   if (n == 0) return false;
   const Seq32 burst_begin = snd_.nxt;
-  bool sent = false;
+  size_t sent = 0;
   for (size_t i = 0; i < n; ++i) {
     const bool psh = i + 1 == n && (n >= 2 || (chunk_psh && pos == chunk_end));
     if (!send_one(now, snd_.nxt, pieces[i].len, pieces[i].fin, false, false, psh)) break;
-    sent = true;
+    ++sent;
   }
-  if (sent) skbs_.on_sent(snd_.nxt, snd_.una);  // the burst is one skb (tso_fragment split it off)
-  if (sent) sb_.join_skb(SeqRange{burst_begin, snd_.nxt});  // retransmissions stay within it
-  return sent;
+  if (sent == 0) return false;
+  skbs_.on_sent(snd_.nxt, snd_.una);  // the burst is one skb (tso_fragment split it off)
+  // Retransmissions stay within it. One segment of data and no FIN (at
+  // most one MSS: one scoreboard packet, which on_send marks as ending its
+  // skb, ending at HighData) is one skb already: join_skb would find nothing
+  // to join, so the walk is skipped (most bursts at a paced rate are one
+  // segment). A FIN puts the burst's end one past HighData; that case, like
+  // every longer burst, still goes through join_skb.
+  if (sent > 1 || snd_.nxt != sb_.high_data()) sb_.join_skb(SeqRange{burst_begin, snd_.nxt});
+  return true;
 }
 
 // Linux tcp_write_xmit's is_rwnd_limited: data waits, the congestion window
@@ -483,7 +498,7 @@ void Connection::retransmit_lost(Time now) {
     // min(cwnd - in_flight, tcp_tso_segs) segments and never beyond the skb
     // the lost packet was sent in; __tcp_transmit_skb forces PSH on one of
     // several segments, a single one keeps its skb's PSH (psh_end).
-    const size_t segs = std::min(ccs_.snd_cwnd - sb_.in_flight(), tso_segs());
+    const size_t segs = tso_cap(ccs_.snd_cwnd - sb_.in_flight());
     size_t run = e.seq.len() > mss_cache_ ? 1 : std::max<size_t>(sb_.lost_run(*idx, segs), 1);
     bool ok = true;
     for (size_t k = 0; k < run && ok; ++k) {
