@@ -32,6 +32,7 @@
 #include "tcp/scoreboard.h"
 #include "tcp/send_buffer.h"
 #include "tcp/timers.h"
+#include "util/ring_deque.h"
 #include "weir/errors.h"
 #include "weir/errqueue.h"
 #include "weir/expected.h"
@@ -508,7 +509,7 @@ class Connection {
   };
   static constexpr uint8_t kMaxSkbFrags = 17;  // MAX_SKB_FRAGS with 4 KiB pages
   static constexpr size_t kMaxChunks = 4096;
-  std::deque<Chunk> chunks_;
+  RingDeque<Chunk> chunks_;  // indexed by mask: chunk_index runs several times per burst
   mutable size_t chunk_hint_ = 0;  // chunk_index's last answer (only a hint: checked)
   Seq32 pushed_seq_;  // Linux pushed_seq: write_seq at the last PSH mark
 

@@ -171,7 +171,7 @@ size_t Connection::copy_to_queue(Time now, std::span<const uint8_t> data) {
 void Connection::split_sent_head() {
   Chunk& tail = chunks_.back();
   const Seq32 start = chunks_.size() >= 2 ? chunks_[chunks_.size() - 2].end : snd_.una;
-  if (start < snd_.nxt && snd_.nxt < tail.end) chunks_.insert(chunks_.end() - 1, Chunk{snd_.nxt, tail.psh, false});
+  if (start < snd_.nxt && snd_.nxt < tail.end) chunks_.insert(chunks_.size() - 1, Chunk{snd_.nxt, tail.psh, false});
 }
 
 // Linux tcp_push at the end of tcp_sendmsg_locked: the write's last skb is

@@ -561,9 +561,13 @@ size_t Connection::chunk_index(Seq32 seq) const {
   };
   if (is_answer(chunk_hint_)) return chunk_hint_;
   if (is_answer(chunk_hint_ + 1)) return ++chunk_hint_;
-  auto it = std::upper_bound(chunks_.begin(), chunks_.end(), seq,
-                             [](Seq32 s, const Chunk& c) { return s < c.end; });
-  chunk_hint_ = static_cast<size_t>(it - chunks_.begin());
+  size_t lo = 0, hi = n;  // upper_bound: the first chunk ending after `seq`
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (seq < chunks_[mid].end) hi = mid;
+    else lo = mid + 1;
+  }
+  chunk_hint_ = lo;
   return chunk_hint_;
 }
 
