@@ -79,6 +79,16 @@ bool StackImpl::take_global_challenge_ack(Time now) {
 
 XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
                              uint8_t tos) {
+  // IPv4 without an RFC 2385 signature: the prebuilt header for the pair
+  // (wire/tx_template.h), the same bytes as the general path below.
+  const IpAddr& src = t.local.addr;
+  const IpAddr& dst = t.remote.addr;
+  if (h.md5_key.empty() && (tx_tmpl_.is_for(src, dst) || v4_template(src, dst))) {
+    const size_t n = wire::kIpv4HeaderMin + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
+    if (out_buf_.size() < n) out_buf_.resize(n);
+    const size_t w = tx_tmpl_.tmpl.build(h, tos, ip_id_++, payload, std::span(out_buf_.data(), n));
+    return transmit_built(w);
+  }
   wire::IpInfo ip;
   ip.src = t.local.addr;
   ip.dst = t.remote.addr;
@@ -93,6 +103,22 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   const size_t n = wire::kIpv6Header + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
   if (out_buf_.size() < n) out_buf_.resize(n);
   const size_t w = wire::build_tcp_packet_pieces(ip, h, payload, std::span(out_buf_.data(), n));
+  return transmit_built(w);
+}
+
+// Makes the template for src -> dst when the pair changed; false when
+// either is not IPv4 (ttl 64 and DF as output() sets them).
+bool StackImpl::v4_template(const IpAddr& src, const IpAddr& dst) {
+  if (!src.is_v4() || !dst.is_v4()) return false;
+  tx_tmpl_.src = src;
+  tx_tmpl_.dst = dst;
+  tx_tmpl_.tmpl = wire::TxTemplateV4(src.v4_host_order(), dst.v4_host_order(), 64, true);
+  tx_tmpl_.valid = true;
+  return true;
+}
+
+// The `w` bytes built in out_buf_ to the device.
+XmitResult StackImpl::transmit_built(size_t w) {
   counters_.inc(Counter::IpOutRequests);
   // Linux ip_queue_xmit hands the packet to the qdisc and passes its verdict
   // up (NET_XMIT_DROP > 0); the caller decides what a local drop means.

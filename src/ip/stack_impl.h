@@ -16,6 +16,7 @@
 #include "util/timer_queue.h"
 #include "weir/stack.h"
 #include "wire/packet.h"
+#include "wire/tx_template.h"
 
 namespace weir {
 
@@ -121,6 +122,8 @@ class StackImpl final : public tcp::TcpEnv {
   }
 
  private:
+  bool v4_template(const IpAddr& src, const IpAddr& dst);  // output()'s fast path applies
+  XmitResult transmit_built(size_t w);                      // out_buf_[0, w) to the device
   Socket* find(SocketId s);
   const Socket* find(SocketId s) const;
   Socket* app_socket(SocketId s);  // app-visible only
@@ -196,6 +199,14 @@ class StackImpl final : public tcp::TcpEnv {
   int64_t challenge_second_ = -1;
   int challenge_left_ = 0;
   std::vector<uint8_t> out_buf_;
+  // output()'s IPv4 header for the last address pair it sent between (one
+  // entry: a flow's segments usually go out back to back).
+  struct TxTemplateEntry {
+    bool is_for(const IpAddr& s, const IpAddr& d) const { return valid && src == s && dst == d; }
+    IpAddr src, dst;
+    wire::TxTemplateV4 tmpl;
+    bool valid = false;
+  } tx_tmpl_;
   Time last_now_;
 };
 

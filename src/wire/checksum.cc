@@ -224,19 +224,6 @@ uint32_t csum_copy(std::span<const uint8_t> src, uint8_t* dst, uint32_t sum) {
   return add_native(sum, native_sum<true>(src.data(), dst, src.size()));
 }
 
-uint32_t csum_add_at(uint32_t sum, uint32_t part, size_t offset) {
-  if (offset & 1) {
-    // RFC 1071 §2(B): a block starting at an odd offset has its bytes in
-    // the other halves of the 16-bit words; its folded sum is byte-swapped
-    // (Linux csum_block_add).
-    uint32_t f = (part & 0xffffu) + (part >> 16);
-    f = (f & 0xffffu) + (f >> 16);
-    part = ((f & 0xffu) << 8) | (f >> 8);
-  }
-  const uint64_t s = uint64_t{sum} + part;
-  return static_cast<uint32_t>((s & 0xffffffffu) + (s >> 32));
-}
-
 uint32_t pseudo_header_sum(const IpAddr& src, const IpAddr& dst, uint8_t proto, uint32_t len) {
   const uint8_t* s = src.bytes().data();
   const uint8_t* d = dst.bytes().data();

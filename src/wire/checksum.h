@@ -17,7 +17,19 @@ uint32_t csum_partial(std::span<const uint8_t> data, uint32_t sum = 0);
 uint32_t csum_copy(std::span<const uint8_t> src, uint8_t* dst, uint32_t sum = 0);
 // `sum` plus `part`, the partial sum of a block that starts `offset` bytes
 // into the checksummed data (an odd offset swaps the block's bytes).
-uint32_t csum_add_at(uint32_t sum, uint32_t part, size_t offset);
+// Inline: once per payload piece of every segment sent.
+inline uint32_t csum_add_at(uint32_t sum, uint32_t part, size_t offset) {
+  if (offset & 1) {
+    // RFC 1071 §2(B): a block starting at an odd offset has its bytes in
+    // the other halves of the 16-bit words; its folded sum is byte-swapped
+    // (Linux csum_block_add).
+    uint32_t f = (part & 0xffffu) + (part >> 16);
+    f = (f & 0xffffu) + (f >> 16);
+    part = ((f & 0xffu) << 8) | (f >> 8);
+  }
+  const uint64_t s = uint64_t{sum} + part;
+  return static_cast<uint32_t>((s & 0xffffffffu) + (s >> 32));
+}
 // Folds a 32-bit partial sum to 16 bits and inverts it: the field value.
 // Inline: a handful of instructions, several times per packet.
 inline uint16_t csum_fold(uint32_t sum) {

@@ -7,6 +7,8 @@
 #include "wire/checksum.h"
 #include "wire/packet.h"
 #include "wire/tcp_md5.h"
+#include "wire/tcp_options_layout.h"
+#include "wire/tx_template.h"
 
 namespace weir::wire {
 namespace {
@@ -124,6 +126,60 @@ size_t build_tcp_packet_pieces(const IpInfo& ip, const TcpHeader& h, PayloadView
   store_be16(tcp + 16, csum_fold(sum));
   if (v4) write_ipv4(ip, total, p);
   else write_ipv6(ip, total - ip_len, p);
+  return total;
+}
+
+TxTemplateV4::TxTemplateV4(uint32_t src, uint32_t dst, uint8_t ttl, bool df) {
+  // write_ipv4's constant fields; the sum is its sum less TOS, length and id.
+  uint8_t* p = ip_.data();
+  p[0] = 0x45;
+  store_be16(p + 6, df ? 0x4000 : 0);
+  p[8] = ttl;
+  p[9] = kProtoTcp;
+  store_be32(p + 12, src);
+  store_be32(p + 16, dst);
+  const uint32_t addrs = (src >> 16) + (src & 0xffffu) + (dst >> 16) + (dst & 0xffffu);
+  ip_sum_ = 0x4500u + (df ? 0x4000u : 0u) + (uint32_t{ttl} << 8 | kProtoTcp) + addrs;
+  pseudo_sum_ = addrs + kProtoTcp;
+}
+
+// build_tcp_packet_pieces's steps in its order, so that every partial sum is
+// the same integer: the TCP header (emit_tcp's layout), the payload copied
+// and summed, the options summed, then the IPv4 header from the template.
+size_t TxTemplateV4::build(const TcpHeader& h, uint8_t tos, uint16_t id, PayloadView payload,
+                           std::span<uint8_t> out) const {
+  const size_t plen = payload.size();
+  if (out.size() < kIpv4HeaderMin + kTcpHeaderMin + kTcpOptionsMax + plen) return 0;
+  uint8_t* p = out.data();
+  uint8_t* tcp = p + kIpv4HeaderMin;
+  const size_t hlen =
+      kTcpHeaderMin + (no_options(h.options) ? 0 : write_options(h.options, tcp + kTcpHeaderMin, true));
+  const size_t total = kIpv4HeaderMin + hlen + plen;
+  if (total > 0xffff) return 0;
+  store_be16(tcp, h.src_port);
+  store_be16(tcp + 2, h.dst_port);
+  store_be32(tcp + 4, h.seq.raw());
+  store_be32(tcp + 8, h.ack.raw());
+  tcp[12] = static_cast<uint8_t>((hlen / 4) << 4);
+  tcp[13] = h.flags;
+  store_be16(tcp + 14, h.window);
+  store_be16(tcp + 18, h.urgent);
+  const size_t seg_len = total - kIpv4HeaderMin;
+  uint32_t sum = pseudo_sum_ + static_cast<uint32_t>(seg_len & 0xffffu);  // pseudo_header_sum_v4
+  sum += tcp_fixed_sum(h, hlen);
+  size_t off = hlen;
+  for (std::span<const uint8_t> piece : {payload.first, payload.second}) {
+    if (piece.empty()) continue;
+    sum = csum_add_at(sum, csum_copy(piece, tcp + off), off);
+    off += piece.size();
+  }
+  if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
+  store_be16(tcp + 16, csum_fold(sum));
+  std::memcpy(p, ip_.data(), kIpv4HeaderMin);
+  p[1] = tos;
+  store_be16(p + 2, static_cast<uint16_t>(total));
+  store_be16(p + 4, id);
+  store_be16(p + 10, csum_fold(ip_sum_ + tos + uint32_t{static_cast<uint16_t>(total)} + id));
   return total;
 }
 

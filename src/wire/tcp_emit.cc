@@ -157,13 +157,6 @@ void write_items(const TcpOptions& o, OptWriter& w) {
   }
 }
 
-// No option at all (a data segment or ACK without timestamps or SACK
-// blocks): nothing to write or pad. Tested here, inline, before the call.
-bool no_options(const TcpOptions& o) {
-  return o.item_count == 0 && !o.mss && !o.ts && !o.sack_permitted && !o.wscale && o.sack_count == 0 &&
-         !o.fastopen && !o.md5;
-}
-
 }  // namespace
 
 size_t write_options(const TcpOptions& o, uint8_t* out, bool pad) {

@@ -1,0 +1,41 @@
+// A prebuilt IPv4 header for one address pair, patched per segment: the
+// send path's fast form of build_tcp_packet_pieces. Linux likewise keeps a
+// socket's constant header fields (inet_sock's saddr/daddr, the TTL, DF)
+// and __ip_queue_xmit writes them into each skb; only the length, the
+// identification, the TOS byte and the checksums change per packet.
+//
+// The bytes are exactly build_tcp_packet_pieces's for the same IpInfo and
+// header (tests/wire/tx_template_test.cc compares the two); an RFC 2385
+// signed segment or an IPv6 pair takes the general path.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "wire/packet.h"
+
+namespace weir::wire {
+
+class TxTemplateV4 {
+ public:
+  TxTemplateV4() = default;
+  // Datagrams from `src` to `dst` (host byte order) with this TTL and DF.
+  TxTemplateV4(uint32_t src, uint32_t dst, uint8_t ttl, bool df);
+
+  // build_tcp_packet_pieces(ip, h, payload, out) for an IpInfo of this
+  // template's addresses, TTL and DF with `tos` and `id`; `h.md5_key` must
+  // be empty. `out` needs room for the largest headers (20 + 20 + 40 bytes)
+  // and the payload. Returns the datagram's length, or 0 when it would not
+  // fit `out` or its total-length field.
+  size_t build(const TcpHeader& h, uint8_t tos, uint16_t id, PayloadView payload,
+               std::span<uint8_t> out) const;
+
+ private:
+  std::array<uint8_t, kIpv4HeaderMin> ip_{};  // constant fields; length, id, TOS, checksum zero
+  uint32_t ip_sum_ = 0;      // RFC 1071 sum of the constant IPv4 header words
+  uint32_t pseudo_sum_ = 0;  // of the pseudo-header's addresses and protocol (RFC 9293 §3.1)
+};
+
+}  // namespace weir::wire
