@@ -330,19 +330,4 @@ void RecoveryMachine::on_retransmit(uint32_t packets, uint32_t tsval) {
   if (in_cwnd_reduction()) prr_.on_sent(packets);
 }
 
-std::optional<Duration> RecoveryMachine::loss_probe_timeout(uint32_t packets_out,
-                                                            std::optional<Duration> srtt,
-                                                            Duration rto_min,
-                                                            Duration rto_remaining) const {
-  PtoInput p;
-  p.tcp_early_retrans = cfg_.tcp_early_retrans;
-  p.sack = cfg_.sack;
-  p.packets_out = packets_out;
-  p.ca_state = ca_state_;
-  p.srtt = srtt;
-  p.rto_min = rto_min;
-  p.rto_remaining = rto_remaining;
-  return recovery::loss_probe_timeout(p);
-}
-
 }  // namespace weir::tcp::recovery

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "tcp/recovery/rack.h"
 #include "weir/seq.h"
 #include "weir/tcp_info.h"
 #include "weir/time.h"
@@ -29,7 +30,27 @@ struct PtoInput {
 // packet is out (room for a delayed ACK: RFC 8985 §7.2 adds WCDelAckT there)
 // or TCP_TIMEOUT_MIN otherwise; 1 s before any RTT sample; never later than
 // the RTO. nullopt: no probe may be scheduled.
-std::optional<Duration> loss_probe_timeout(const PtoInput& in);
+// Inline: the engine asks on every ACK that advances snd_una and after every
+// burst of new data (twice per ACK in steady state), and a call into
+// another translation unit with the struct passed through memory cost
+// about as much as the arithmetic.
+inline std::optional<Duration> loss_probe_timeout(const PtoInput& in) {
+  // Linux: early_retrans other than 3/4, no data out, no SACK, or a state
+  // other than Open/CWR: no probe. (A Fast Open child's SYN-ACK in flight
+  // keeps its own timer; the connection never asks for a PTO then.)
+  if (in.tcp_early_retrans != 3 && in.tcp_early_retrans != 4) return std::nullopt;
+  if (in.packets_out == 0 || !in.sack) return std::nullopt;
+  if (in.ca_state != CaState::Open && in.ca_state != CaState::CWR) return std::nullopt;
+  Duration timeout;
+  if (in.srtt) {
+    // RFC 8985 §7.2: PTO = 2·SRTT (+ the delayed-ACK allowance for a lone packet).
+    timeout = *in.srtt * 2 + (in.packets_out == 1 ? in.rto_min : kTimeoutMin);
+  } else {
+    timeout = Duration::s(1);  // TCP_TIMEOUT_INIT
+  }
+  if (in.rto_remaining > Duration::zero()) timeout = min(timeout, in.rto_remaining);
+  return timeout;
+}
 
 enum class TlpAckOutcome : uint8_t {
   kNone,             // nothing decided yet (or no probe outstanding)
