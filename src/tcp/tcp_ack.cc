@@ -109,14 +109,16 @@ void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
   if (r.rtt_newest) rs.rtt = *r.rtt_newest;
   const bool una_advanced = ack > prior_una;
   ccs_.lost += out.newly_lost;  // tp->lost (BBR's long-term sampling reads it)
+  // One virtual call for the three sysctls read per ACK (TcpEnv::cfg).
+  const StackConfig& cfg = env_.cfg();
   cc::AckEvent ae;
   ae.ack = ack;
-  ae.may_raise_cwnd = cc::may_raise_cwnd(rec_.reordering(), static_cast<uint32_t>(env_.cfg().tcp_reordering),
+  ae.may_raise_cwnd = cc::may_raise_cwnd(rec_.reordering(), static_cast<uint32_t>(cfg.tcp_reordering),
                                          una_advanced, una_advanced || r.sacked_packets > 0);
   const uint32_t in_flight = sb_.in_flight();
   cc::cong_control(*cc_, ccs_, ae, rs, now, c,
                    [&] { rec_.cwnd_reduction(ccs_, rs.acked_sacked, out.newly_lost, una_advanced, in_flight); },
-                   env_.cfg().tcp_pacing_ss_ratio, env_.cfg().tcp_pacing_ca_ratio);
+                   cfg.tcp_pacing_ss_ratio, cfg.tcp_pacing_ca_ratio);
 }
 
 void Connection::apply_recovery_timers(Time now, const recovery::RecoveryResult& out) {

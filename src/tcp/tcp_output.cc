@@ -66,10 +66,13 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
 }
 
 XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payload) {
+  // One virtual call per segment instead of two: the stack's counters are
+  // one object for its lifetime (TcpEnv::counters), also across output().
+  Counters& counters = env_.counters();
   sign_md5(h);
   if (!h.has(SYN)) {
     urg_header(h);  // tcp_urgent.cc: URG while SND.UP is ahead
-    h.window = rcv_.select_window(env_.counters());
+    h.window = rcv_.select_window(counters);
     if (sack_ok_ && !h.has(RST) && rcv_.has_sack_blocks()) {
       // Written straight into the header (no non-SYN segment has others).
       // Linux tcp_established_options: the blocks that fit in the 40 bytes
@@ -90,7 +93,7 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   // tcp_event_ack_sent before queue_xmit: a segment the device drops still
   // counts, and a dropped ACK is not sent again (__tcp_send_ack ignores the
   // error; the next segment carries the acknowledgment).
-  env_.counters().inc(Counter::TcpOutSegs);
+  counters.inc(Counter::TcpOutSegs);
   ++segs_out_;
   if (has_ack && synchronized_rcv_) {
     rcv_.on_ack_sent(now);
