@@ -47,10 +47,4 @@ void RttEstimator::sample(Duration rtt, Seq32 snd_una, Seq32 snd_nxt, Time now) 
   rto_ = std::clamp(rto, rto_min_, rto_max_);  // RFC 6298 (2.4), (2.5)
 }
 
-Duration RttEstimator::backed_off_rto(int backoff) const {
-  Duration d = rto_;
-  for (int i = 0; i < backoff && d < rto_max_; ++i) d = d * 2;
-  return std::min(d, rto_max_);
-}
-
 }  // namespace weir::tcp

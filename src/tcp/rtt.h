@@ -4,6 +4,7 @@
 // srtt + max(4*rttvar, 200 ms) at least and 1 s before any sample.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "weir/seq.h"
@@ -52,5 +53,12 @@ class RttEstimator {
   Time min_rtt_stamp_;
   Duration min_rtt_window_ = Duration::s(300);
 };
+
+// Inline: Connection::set_xmit_timer asks twice per ACK.
+inline Duration RttEstimator::backed_off_rto(int backoff) const {
+  Duration d = rto_;
+  for (int i = 0; i < backoff && d < rto_max_; ++i) d = d * 2;
+  return std::min(d, rto_max_);
+}
 
 }  // namespace weir::tcp

@@ -38,15 +38,6 @@ void SendBuffer::copy_out(size_t offset, std::span<uint8_t> out) const {
   std::memcpy(out.data() + first, ring_.data(), out.size() - first);
 }
 
-std::array<std::span<const uint8_t>, 2> SendBuffer::view(size_t offset, size_t len) const {
-  if (len == 0) return {};
-  const size_t mask = ring_.size() - 1;
-  const size_t start = (head_ + offset) & mask;
-  const size_t first = std::min(len, ring_.size() - start);
-  return {std::span<const uint8_t>(ring_.data() + start, first),
-          std::span<const uint8_t>(ring_.data(), len - first)};
-}
-
 void SendBuffer::consume(size_t n) {
   n = std::min(n, size_);
   size_ -= n;

@@ -8,6 +8,7 @@
 // charges each one a fixed overhead) and the tcp_info chronographs.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -140,5 +141,15 @@ class ChronoStats {
   Time since_;
   std::array<Duration, 3> stat_{};
 };
+
+// Inline: every segment sent asks for its payload (Connection::send_one).
+inline std::array<std::span<const uint8_t>, 2> SendBuffer::view(size_t offset, size_t len) const {
+  if (len == 0) return {};
+  const size_t mask = ring_.size() - 1;
+  const size_t start = (head_ + offset) & mask;
+  const size_t first = std::min(len, ring_.size() - start);
+  return {std::span<const uint8_t>(ring_.data() + start, first),
+          std::span<const uint8_t>(ring_.data(), len - first)};
+}
 
 }  // namespace weir::tcp

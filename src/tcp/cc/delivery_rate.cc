@@ -5,23 +5,6 @@
 
 namespace weir::cc {
 
-TxRateSnapshot DeliveryRate::on_packet_sent(Time tx_time, uint32_t packets_out) {
-  // With nothing outstanding, the sample interval starts now: any ACK after
-  // this shows the network delivered those packets within the interval.
-  if (packets_out == 0) {
-    first_tx_time_ = tx_time;
-    delivered_time_ = tx_time;
-  }
-  TxRateSnapshot s;
-  s.delivered = delivered_;
-  s.delivered_ce = delivered_ce_;
-  s.delivered_time = delivered_time_;
-  s.first_tx_time = first_tx_time_;
-  s.is_app_limited = app_limited_ != 0;
-  s.valid = true;
-  return s;
-}
-
 void DeliveryRate::count_delivered(uint32_t pkts, bool ce) {
   delivered_ += pkts;
   if (ce) delivered_ce_ += pkts;

@@ -136,4 +136,23 @@ class DeliveryRate {
   bool rate_app_limited_ = false;
 };
 
+// Inline: called for every data packet sent (Linux tcp_rate_skb_sent is
+// likewise a few stores per skb).
+inline TxRateSnapshot DeliveryRate::on_packet_sent(Time tx_time, uint32_t packets_out) {
+  // With nothing outstanding, the sample interval starts now: any ACK after
+  // this shows the network delivered those packets within the interval.
+  if (packets_out == 0) {
+    first_tx_time_ = tx_time;
+    delivered_time_ = tx_time;
+  }
+  TxRateSnapshot s;
+  s.delivered = delivered_;
+  s.delivered_ce = delivered_ce_;
+  s.delivered_time = delivered_time_;
+  s.first_tx_time = first_tx_time_;
+  s.is_app_limited = app_limited_ != 0;
+  s.valid = true;
+  return s;
+}
+
 }  // namespace weir::cc
