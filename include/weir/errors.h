@@ -34,6 +34,8 @@ enum class Errc : int {
   kPerm = EPERM,
   kNoEnt = ENOENT,   // TCP_CONGESTION with an unknown algorithm (as Linux)
   kNotSock = ENOTSOCK,
+  kDom = EDOM,       // SO_RCVTIMEO/SO_SNDTIMEO with tv_usec out of range (sock_set_timeout)
+  kNoDev = ENODEV,   // SO_BINDTODEVICE to an unknown interface
 };
 
 const char* errc_name(Errc e);  // "EAGAIN"

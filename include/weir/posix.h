@@ -38,9 +38,14 @@ class Api {
 
   void set_now(Time now) { now_ = now; }
   Time now() const { return now_; }
-  // Called when a blocking call must wait for `events` on `fd`; returns true
-  // once they may be ready (the call is retried), false to give up.
-  using BlockHook = std::function<bool(int fd, short events)>;
+  // Called when a blocking call must wait for `events` on `fd`, at most
+  // until `deadline` (the socket's SO_RCVTIMEO / SO_SNDTIMEO from the call's
+  // start; Time::never() without one). The hook runs time forward (and
+  // set_now()s it) until the events may be ready or the deadline is reached
+  // and returns true (the call is retried, or times out as Linux's does:
+  // EAGAIN, EINPROGRESS for connect, or the bytes a send queued), false to
+  // give up at once.
+  using BlockHook = std::function<bool(int fd, short events, Time deadline)>;
   void set_block_hook(BlockHook h) { block_ = std::move(h); }
   Stack& stack() { return stack_; }
   // The Stack socket behind a descriptor (kNoSocket if none).
@@ -83,7 +88,8 @@ class Api {
   Fd* fd_entry(int fd);
   int fail(Errc e);
   int fail(int e);
-  bool wait(int fd, const Fd& f, short events);
+  bool wait(int fd, const Fd& f, short events, Time deadline);
+  Time deadline(const Fd& f, bool send) const;
   int alloc_fd();
   int to_sockaddr(const Fd& f, const Endpoint& ep, sockaddr* addr, socklen_t* len);
 

@@ -123,7 +123,13 @@ class Stack {
   Errc close(Time now, SocketId s);
   Errc setsockopt(Time now, SocketId s, int level, int name, std::span<const uint8_t> val);
   Errc getsockopt(SocketId s, int level, int name, std::span<uint8_t> val, size_t* len) const;
-  Errc ioctl(SocketId s, unsigned long req, int* out) const;  // FIONREAD/SIOCINQ/SIOCOUTQ/SIOCOUTQNSD/SIOCATMARK
+  Errc ioctl(SocketId s, unsigned long req, int* out) const;
+  // SO_RCVTIMEO / SO_SNDTIMEO (Linux sock_rcvtimeo / sock_sndtimeo): how long
+  // a blocking recv/accept (rcvtimeo) or send/connect (sndtimeo) may wait
+  // before it returns EAGAIN (EINPROGRESS for connect) or the bytes it moved.
+  // Duration::infinite() when unset; zero: it does not wait at all.
+  Duration rcvtimeo(SocketId s) const;
+  Duration sndtimeo(SocketId s) const;  // FIONREAD/SIOCINQ/SIOCOUTQ/SIOCOUTQNSD/SIOCATMARK
   uint32_t poll(SocketId s) const;  // ev:: bits
   Expected<Endpoint, Errc> local_endpoint(SocketId s) const;
   Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <cerrno>
 #include <cstring>
@@ -67,9 +68,18 @@ int Api::alloc_fd() {
   return fd;
 }
 
-bool Api::wait(int fd, const Fd& f, short events) {
-  if (f.nonblock || !block_) return false;
-  return block_(fd, events);
+// Linux sock_rcvtimeo / sock_sndtimeo: a blocking call waits at most this
+// long in all (sk_wait_data, sk_stream_wait_memory, inet_csk_wait_for_connect
+// and inet_wait_for_connect count the time left down across wake-ups).
+Time Api::deadline(const Fd& f, bool send) const {
+  return now_ + (send ? stack_.sndtimeo(f.id) : stack_.rcvtimeo(f.id));
+}
+
+// False when the call must not wait (any more): O_NONBLOCK, no hook, or
+// its timeout reached.
+bool Api::wait(int fd, const Fd& f, short events, Time deadline) {
+  if (f.nonblock || !block_ || now_ >= deadline) return false;
+  return block_(fd, events, deadline);
 }
 
 int Api::to_sockaddr(const Fd& f, const Endpoint& ep, sockaddr* addr, socklen_t* len) {
@@ -127,6 +137,7 @@ int Api::accept(int fd, sockaddr* addr, socklen_t* len) { return accept4(fd, add
 int Api::accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
   Fd* f = fd_entry(fd);
   if (!f) return fail(EBADF);
+  const Time until = deadline(*f, false);  // inet_csk_accept: sock_rcvtimeo
   for (;;) {
     Endpoint peer;
     auto c = stack_.accept(now_, f->id, &peer);
@@ -137,7 +148,7 @@ int Api::accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
       to_sockaddr(child, peer, addr, len);
       return nfd;
     }
-    if (c.error() != Errc::kAgain || !wait(fd, *f, POLLIN)) return fail(c.error());
+    if (c.error() != Errc::kAgain || !wait(fd, *f, POLLIN, until)) return fail(c.error());
     f = fd_entry(fd);
     if (!f) return fail(EBADF);
   }
@@ -153,8 +164,14 @@ int Api::connect(int fd, const sockaddr* addr, socklen_t len) {
   Errc e = stack_.connect(now_, f->id, ep);
   if (e == Errc::kOk) return 0;
   if (e != Errc::kInProgress) return fail(e);
-  // A blocking connect waits for the handshake (Linux inet_wait_for_connect).
-  if (!wait(fd, *f, POLLOUT)) return fail(e);
+  // A blocking connect waits for the handshake (Linux inet_wait_for_connect),
+  // at most SO_SNDTIMEO: then EINPROGRESS, the handshake going on.
+  const Time until = deadline(*f, true);
+  while (!(stack_.poll(f->id) & (ev::OUT | ev::ERR | ev::HUP))) {
+    if (!wait(fd, *f, POLLOUT, until)) return fail(e);
+    f = fd_entry(fd);
+    if (!f) return fail(EBADF);
+  }
   int err = 0;
   socklen_t l = sizeof err;
   getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l);
@@ -165,6 +182,7 @@ ssize_t Api::send(int fd, const void* buf, size_t n, int flags) {
   Fd* f = fd_entry(fd);
   if (!f) return fail(EBADF);
   const bool dontwait = (flags & MSG_DONTWAIT) != 0;
+  const Time until = deadline(*f, true);  // tcp_sendmsg_locked: sock_sndtimeo
   size_t done = 0;
   const auto* p = static_cast<const uint8_t*>(buf);
   for (;;) {
@@ -172,8 +190,9 @@ ssize_t Api::send(int fd, const void* buf, size_t n, int flags) {
     if (r) done += *r;
     if (done == n) return static_cast<ssize_t>(done);
     if (!r && r.error() != Errc::kAgain) return done ? static_cast<ssize_t>(done) : fail(r.error());
-    // A blocking send waits until everything is queued (Linux sk_stream_wait_memory).
-    if (dontwait || !wait(fd, *f, POLLOUT)) return done ? static_cast<ssize_t>(done) : fail(EAGAIN);
+    // A blocking send waits until everything is queued (Linux
+    // sk_stream_wait_memory); timed out, it returns what it queued, else EAGAIN.
+    if (dontwait || !wait(fd, *f, POLLOUT, until)) return done ? static_cast<ssize_t>(done) : fail(EAGAIN);
     f = fd_entry(fd);
     if (!f) return fail(EBADF);
   }
@@ -182,11 +201,12 @@ ssize_t Api::send(int fd, const void* buf, size_t n, int flags) {
 ssize_t Api::recv(int fd, void* buf, size_t n, int flags) {
   Fd* f = fd_entry(fd);
   if (!f) return fail(EBADF);
+  const Time until = deadline(*f, false);  // tcp_recvmsg_locked: sock_rcvtimeo
   for (;;) {
     auto r = stack_.recv(now_, f->id, std::span(static_cast<uint8_t*>(buf), n), flags & (MSG_PEEK | MSG_OOB));
     if (r) return static_cast<ssize_t>(*r);
     // MSG_OOB never waits (Linux tcp_recv_urg: EAGAIN whatever the socket's mode).
-    if (r.error() != Errc::kAgain || (flags & (MSG_DONTWAIT | MSG_OOB)) || !wait(fd, *f, POLLIN))
+    if (r.error() != Errc::kAgain || (flags & (MSG_DONTWAIT | MSG_OOB)) || !wait(fd, *f, POLLIN, until))
       return fail(r.error());
     f = fd_entry(fd);
     if (!f) return fail(EBADF);
@@ -252,6 +272,9 @@ int Api::getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   if (!len || !val) return fail(EFAULT);
   size_t out = 0;
   Errc e = stack_.getsockopt(f->id, level, name, std::span(static_cast<uint8_t*>(val), *len), &out);
+  // TCP_SAVED_SYN into a short buffer: EINVAL, and optlen says how much the
+  // saved headers need (Linux do_tcp_getsockopt writes it back first).
+  if (e == Errc::kInval && level == IPPROTO_TCP && name == TCP_SAVED_SYN && out) *len = static_cast<socklen_t>(out);
   if (e != Errc::kOk) return fail(e);
   *len = static_cast<socklen_t>(out);
   return 0;
@@ -321,7 +344,9 @@ int Api::poll(pollfd* fds, nfds_t n, int timeout_ms) {
     return ready;
   };
   int ready = scan();
-  while (ready == 0 && timeout_ms != 0 && block_ && n > 0 && block_(fds[0].fd, fds[0].events)) ready = scan();
+  const Time until = timeout_ms < 0 ? Time::never() : now_ + Duration::ms(timeout_ms);
+  while (ready == 0 && timeout_ms != 0 && block_ && n > 0 && now_ < until && block_(fds[0].fd, fds[0].events, until))
+    ready = scan();
   return ready;
 }
 

@@ -96,6 +96,7 @@ ssize_t Api::sendmsg(int fd, const msghdr* msg, int flags) {
     lens.push_back(static_cast<uint32_t>(msg->msg_iov[i].iov_len));
   }
   const int pass = flags & (MSG_MORE | MSG_ZEROCOPY | MSG_EOR | MSG_OOB);
+  const Time until = deadline(*f, true);  // SO_SNDTIMEO
   size_t done = 0;
   for (;;) {
     // The iovec elements not yet (wholly) queued.
@@ -106,7 +107,7 @@ ssize_t Api::sendmsg(int fd, const msghdr* msg, int flags) {
     if (r) done += *r;
     if (done == all.size()) return static_cast<ssize_t>(done);
     if (!r && r.error() != Errc::kAgain) return done ? static_cast<ssize_t>(done) : fail(r.error());
-    if ((flags & MSG_DONTWAIT) || f->nonblock || !wait(fd, *f, POLLOUT))
+    if ((flags & MSG_DONTWAIT) || f->nonblock || !wait(fd, *f, POLLOUT, until))
       return done ? static_cast<ssize_t>(done) : fail(EAGAIN);
     f = fd_entry(fd);
     if (!f) return fail(EBADF);

@@ -69,7 +69,7 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
   // A gso_size not below the payload is no aggregate (Linux GRO sets it
   // only on merged packets).
   const uint16_t gso = gso_size < p.payload.size() ? gso_size : 0;
-  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso};
+  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso, p.headers};
   auto it = demux_.find(t);
   if (it != demux_.end()) {
     Socket* s = find(it->second);
@@ -221,6 +221,9 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
   }
   const tcp::PassiveFastOpen fo = fastopen_syn(now, ls, t, seg);
   Socket& c = new_child(ls, t);
+  // Linux tcp_conn_request -> tcp_reqsk_record_syn (not for a SYN answered
+  // with a cookie: that request is gone, and its child has no saved SYN).
+  if (ls.conn->opts().save_syn) c.conn->set_saved_syn(seg.headers);
   c.conn->open_passive(now, t, seg, ls.id, fo);
   if (fo.child) {
     // Linux tcp_conn_request: a Fast Open child goes straight to the accept

@@ -60,6 +60,8 @@ Errc Stack::getsockopt(SocketId s, int level, int name, std::span<uint8_t> v, si
 }
 Errc Stack::ioctl(SocketId s, unsigned long req, int* out) const { return impl_->ioctl(s, req, out); }
 uint32_t Stack::poll(SocketId s) const { return impl_->poll(s); }
+Duration Stack::rcvtimeo(SocketId s) const { return impl_->sock_timeout(s, false); }
+Duration Stack::sndtimeo(SocketId s) const { return impl_->sock_timeout(s, true); }
 Expected<Endpoint, Errc> Stack::local_endpoint(SocketId s) const { return impl_->local_endpoint(s); }
 Expected<Endpoint, Errc> Stack::remote_endpoint(SocketId s) const { return impl_->remote_endpoint(s); }
 Expected<TcpInfo, Errc> Stack::tcp_info(SocketId s) const { return impl_->tcp_info(s, impl_->last_now()); }

@@ -590,6 +590,12 @@ uint32_t StackImpl::poll(SocketId id) const {
   return s->conn->poll();
 }
 
+Duration StackImpl::sock_timeout(SocketId id, bool send) const {
+  const Socket* s = app_socket(id);
+  if (!s) return Duration::infinite();  // the call itself reports EBADF
+  return tcp::sock_timeout_duration(send ? s->conn->opts().sndtimeo : s->conn->opts().rcvtimeo);
+}
+
 Expected<Endpoint, Errc> StackImpl::local_endpoint(SocketId id) const {
   const Socket* s = app_socket(id);
   if (!s) return Unexpected(Errc::kBadf);

@@ -106,6 +106,7 @@ class StackImpl final : public tcp::TcpEnv {
   Errc getsockopt(SocketId s, int level, int name, std::span<uint8_t> v, size_t* len) const;
   Errc ioctl(SocketId s, unsigned long req, int* out) const;
   uint32_t poll(SocketId s) const;
+  Duration sock_timeout(SocketId s, bool send) const;  // SO_SNDTIMEO / SO_RCVTIMEO
   Expected<Endpoint, Errc> local_endpoint(SocketId s) const;
   Expected<Endpoint, Errc> remote_endpoint(SocketId s) const;
   Expected<TcpInfo, Errc> tcp_info(SocketId s, Time now) const;

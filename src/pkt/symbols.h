@@ -30,6 +30,7 @@ inline constexpr int MSG_CTRUNC = 0x8;
 inline constexpr int IP_TOS = 1;
 inline constexpr int IP_MTU_DISCOVER = 10;
 inline constexpr int TCP_INQ = 36;  // also TCP_CM_INQ, the cmsg type
+inline constexpr int TCP_TX_DELAY = 37;
 inline constexpr int MSG_OOB = 0x1;
 inline constexpr int MSG_PEEK = 0x2;
 inline constexpr int MSG_DONTWAIT = 0x40;

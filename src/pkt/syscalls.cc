@@ -3,8 +3,6 @@
 // poll/epoll_wait with a timeout) become a Pending operation that the
 // timeline retries after every engine step, so their return time is checked.
 #include <algorithm>
-#include <cctype>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -54,16 +52,6 @@ bool read_target_met(Stack& st, Time now, SocketId s, size_t want) {
   if (st.getsockopt(s, sym::SOL_SOCKET, sym::SO_RCVLOWAT, val, &optlen) != Errc::kOk) lowat = 1;
   const size_t target = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(lowat, 1)), want));
   return static_cast<size_t>(std::max(inq, 0)) >= target;
-}
-
-// Options the engine has no notion of: the script is skipped, not failed.
-bool unsupported_sockopt(std::string_view name) {
-  static const char* kNames[] = {"TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_SAVE_SYN",
-                                 "TCP_SAVED_SYN", "TCP_ULP", "SO_RCVTIMEO", "SO_SNDTIMEO",
-                                 "SO_BINDTODEVICE", "TCP_TX_DELAY"};
-  for (const char* n : kNames)
-    if (name == n) return true;
-  return false;
 }
 
 }  // namespace
@@ -243,9 +231,12 @@ Status SyscallCtx::accept_call() {
   // The child is a clone of the listener (Linux sk_clone_lock): the options
   // the runner keeps itself carry over.
   const bool inq = (*f)->inq;
-  return run(blocking, [r, ls, want_fd, blocking, inq](Time now) -> Attempt {
+  // SO_RCVTIMEO (inet_csk_accept: timeo = sock_rcvtimeo): EAGAIN past it.
+  const Time until = r_.now_ + r_.stack_->rcvtimeo(ls);
+  if (until == r_.now_) blocking = false;
+  return run(blocking, [r, ls, want_fd, blocking, inq, until](Time now) -> Attempt {
     auto a = r->stack_->accept(now, ls);
-    if (!a && a.error() == Errc::kAgain && blocking) return blocked();
+    if (!a && a.error() == Errc::kAgain && blocking && now < until) return blocked();
     if (!a) return done(from(a.error()));
     FdEntry nf;
     nf.sock = *a;
@@ -255,7 +246,7 @@ Status SyscallCtx::accept_call() {
     r->sut_port_ = 0;  // a passive connection: no filtering by port
     r->conn_.accepted = true;
     return done(Ret{want_fd, 0});
-  });
+  }, until);
 }
 
 // connect(): a blocking one returns when the handshake completes or fails.
@@ -267,16 +258,19 @@ Status SyscallCtx::connect_call() {
   r_.sut_port_ = 0;  // learnt from the new connection
   SocketId s = (*f)->sock;
   Errc e = r_.stack_->connect(r_.now_, s, {r_.cfg_.remote_ip, r_.cfg_.connect_port});
-  if (e != Errc::kInProgress || (*f)->nonblock) return run_now(from(e));
+  // SO_SNDTIMEO (__inet_stream_connect: timeo = sock_sndtimeo): past it,
+  // or at once with 0 jiffies, EINPROGRESS while the handshake goes on.
+  const Time until = r_.now_ + r_.stack_->sndtimeo(s);
+  if (e != Errc::kInProgress || (*f)->nonblock || until == r_.now_) return run_now(from(e));
   Runner* r = &r_;
-  return run(true, [r, s](Time) -> Attempt {
+  return run(true, [r, s, until](Time now) -> Attempt {
     uint32_t ev = r->stack_->poll(s);
-    if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return blocked();
+    if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return now < until ? blocked() : done(Ret{-1, EINPROGRESS});
     int err = 0;
     size_t len = sizeof(err);
     r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
     return done(err ? Ret{-1, err} : Ret{0, 0});
-  });
+  }, until);
 }
 
 Status SyscallCtx::close_call() {
@@ -422,10 +416,14 @@ Status SyscallCtx::read_call(FdEntry& f, size_t want, int flags, bool blocking) 
   const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_ZEROCOPY);
   SocketId s = f.sock;
   Runner* r = &r_;
-  return run(blocking, [r, s, want, engine_flags, blocking, want_inq, inq_on](Time now) -> Attempt {
+  // SO_RCVTIMEO (tcp_recvmsg_locked: timeo = sock_rcvtimeo): past it the
+  // read takes what is there, or fails with EAGAIN; 0 jiffies never waits.
+  const Time until = r_.now_ + r_.stack_->rcvtimeo(s);
+  if (until == r_.now_) blocking = false;
+  return run(blocking, [r, s, want, engine_flags, blocking, want_inq, inq_on, until](Time now) -> Attempt {
     // MSG_OOB never waits (Linux tcp_recv_urg: EAGAIN "independent of the
     // blocking state of the socket").
-    const bool waits = blocking && !(engine_flags & sym::MSG_OOB);
+    const bool waits = blocking && !(engine_flags & sym::MSG_OOB) && now < until;
     if (waits && !read_target_met(*r->stack_, now, s, want)) return blocked();
     std::vector<uint8_t> buf(want);
     auto got = r->stack_->recv(now, s, buf, engine_flags);
@@ -433,7 +431,7 @@ Status SyscallCtx::read_call(FdEntry& f, size_t want, int flags, bool blocking) 
     if (got && want_inq)
       if (auto c = check_cm_inq(*r, s, *want_inq, inq_on); !c) return stopped(c);
     return done(got ? Ret{static_cast<int64_t>(*got), 0} : from(got.error()));
-  });
+  }, until);
 }
 
 // Writes: a blocking write returns when all of it is queued (or on error).
@@ -446,11 +444,19 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking,
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(0);
   auto waited = std::make_shared<bool>(false);
-  auto core = [r, s, want, engine_flags, blocking, sent, waited, iov](Time now) -> Attempt {
+  // SO_SNDTIMEO (tcp_sendmsg_locked: timeo = sock_sndtimeo): a writer still
+  // waiting for memory then returns what it queued, or EAGAIN
+  // (sk_stream_wait_memory: do_eagain); 0 jiffies never waits.
+  const Time until = r_.now_ + r_.stack_->sndtimeo(s);
+  if (until == r_.now_) blocking = false;
+  auto core = [r, s, want, engine_flags, blocking, sent, waited, iov, until](Time now) -> Attempt {
     // A blocked writer sleeps in sk_stream_wait_memory until
     // sk_stream_write_space wakes it, i.e. until poll() reports POLLOUT
     // (or an error/hang-up), not as soon as one byte would fit.
-    if (*waited && !(r->stack_->poll(s) & (ev::OUT | ev::ERR | ev::HUP))) return blocked();
+    if (*waited && !(r->stack_->poll(s) & (ev::OUT | ev::ERR | ev::HUP))) {
+      if (now < until) return blocked();
+      return done(*sent > 0 ? Ret{static_cast<int64_t>(*sent), 0} : Ret{-1, EAGAIN});
+    }
     std::vector<uint8_t> buf(want - *sent, 0);
     auto got = r->stack_->sendmsg(now, s, buf, iov_rest(iov, *sent), engine_flags);
     if (got) *sent += *got;
@@ -461,18 +467,19 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking,
     if (!blocking) return done(got ? Ret{static_cast<int64_t>(*got), 0} : from(got.error()));
     if (*sent < want) {
       *waited = true;
+      if (now >= until) return done(*sent > 0 ? Ret{static_cast<int64_t>(*sent), 0} : Ret{-1, EAGAIN});
       return blocked();
     }
     return done(Ret{static_cast<int64_t>(*sent), 0});
   };
-  if (!on_sent) return run(blocking, std::move(core));
+  if (!on_sent) return run(blocking, std::move(core), until);
   // The caller learns what was really written (sendfile moves the file
   // offset by it), whether the call ends at once or after blocking.
   return run(blocking, [core = std::move(core), on_sent = std::move(on_sent)](Time now) -> Attempt {
     Attempt a = core(now);
     if (a && *a && (*a)->value > 0) on_sent(static_cast<size_t>((*a)->value));
     return a;
-  });
+  }, until);
 }
 
 // Linux tcp_sendmsg_fastopen: the connection starts with as much data on
@@ -558,168 +565,6 @@ Status SyscallCtx::ioctl_call() {
     if (*want != out) return fail(fmt::format("ioctl({}) expected [{}] but got [{}]", s_.args[1].text, *want, out));
   }
   return run_now(ret);
-}
-
-Status SyscallCtx::option_calls() {
-  const std::string& n = s_.name;
-  if (n == "fcntl") return fcntl_call();
-  if (n == "ioctl") return ioctl_call();
-  auto f = fd(0);
-  if (!f) return stopped(f);
-  auto name = arg(2);
-  if (!name) return stopped(name);
-  if ((*name)->kind == Expr::Kind::kWord && unsupported_sockopt((*name)->text))
-    return skip(fmt::format("socket option {} is not supported", (*name)->text));
-  Value level = eval_arg(1);
-  if (!level) return stopped(level);
-  Value opt = eval(**name);
-  if (!opt) return stopped(opt);
-  auto val = arg(3);
-  if (!val) return stopped(val);
-  const int lv = static_cast<int>(*level), op = static_cast<int>(*opt);
-  if (n == "setsockopt") return setsockopt_call(**f, lv, op, **name, **val);
-  return getsockopt_call(**f, lv, op, **name, **val);
-}
-
-namespace {
-
-// A C string literal's bytes, as packetdrill's lexer decodes them: \xHH,
-// \n, \t, \0 and an escaped character as itself.
-std::vector<uint8_t> unescape(const std::string& t) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i] != '\\' || i + 1 == t.size()) {
-      out.push_back(static_cast<uint8_t>(t[i]));
-      continue;
-    }
-    const char c = t[++i];
-    if (c == 'x' && i + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(t[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(t[i + 2]))) {
-      out.push_back(static_cast<uint8_t>(std::stoul(t.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(static_cast<uint8_t>(c == 'n' ? '\n' : c == 't' ? '\t' : c == '0' ? '\0' : c));
-    }
-  }
-  return out;
-}
-
-// A setsockopt() value as the kernel would copy it in: a string, a linger
-// struct, or a 32-bit integer.
-Expected<std::vector<uint8_t>, Stop> option_bytes(const SyscallCtx& c, const Expr& val) {
-  std::vector<uint8_t> bytes;
-  if (val.kind == Expr::Kind::kString) {
-    bytes = unescape(val.text);
-    return bytes;
-  }
-  if (val.kind == Expr::Kind::kStruct && val.field("onoff")) {
-    Value on = c.eval(val.field("onoff")->items[0]);
-    if (!on) return stopped(on);
-    Value secs = c.eval(val.field("linger")->items[0]);
-    if (!secs) return stopped(secs);
-    int32_t v[2] = {static_cast<int32_t>(*on), static_cast<int32_t>(*secs)};
-    bytes.resize(8);
-    std::memcpy(bytes.data(), v, 8);
-    return bytes;
-  }
-  Value v = c.eval(val);
-  if (!v) return stopped(v);
-  int32_t v32 = static_cast<int32_t>(*v);
-  bytes.resize(4);
-  std::memcpy(bytes.data(), &v32, 4);
-  return bytes;
-}
-
-int32_t int_of(const std::vector<uint8_t>& bytes) {
-  int32_t v = 0;
-  std::memcpy(&v, bytes.data(), std::min<size_t>(bytes.size(), 4));
-  return v;
-}
-
-// IP-level options the engine has no use for, kept by the runner so that
-// the calls behave as on Linux (ip_setsockopt, also for IPv6 TCP sockets):
-// IP_MTU_DISCOVER takes IP_PMTUDISC_DONT..OMIT (0..5); IP_TOS keeps the
-// ECN bits TCP owns. What they change on the wire (DF, DSCP) is not
-// modelled: scripts that would observe it skip (packets.cc).
-Errc keep_ip_option(FdEntry& f, int opt, int32_t v) {
-  if (opt == sym::IP_MTU_DISCOVER) {
-    if (v < 0 || v > 5) return Errc::kInval;
-    f.pmtudisc = v;
-    return Errc::kOk;
-  }
-  if (opt == sym::IP_TOS) {
-    f.tos = v & ~3;
-    return Errc::kOk;
-  }
-  return Errc::kNoProtoOpt;
-}
-
-}  // namespace
-
-Status SyscallCtx::setsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val) {
-  auto bytes = option_bytes(*this, val);
-  if (!bytes) return stopped(bytes);
-  // SO_TIMESTAMPING: the engine records software transmit timestamps; a
-  // script asking for more (hardware, receive, OPT_STATS/PKTINFO/CMSG ...)
-  // would see Linux do what weir does not.
-  if (level == sym::SOL_SOCKET && opt == sym::SO_TIMESTAMPING) {
-    const uint32_t v = static_cast<uint32_t>(int_of(*bytes));
-    if (v & sof::MASK & ~sof::SUPPORTED)
-      return skip(fmt::format("SO_TIMESTAMPING flags 0x{:x} are not modelled (weir records software "
-                              "TX timestamps: TX_SCHED, TX_SOFTWARE, TX_ACK, SOFTWARE, OPT_ID, OPT_TSONLY)",
-                              v & sof::MASK & ~sof::SUPPORTED));
-  }
-  Errc e = r_.stack_->setsockopt(r_.now_, f.sock, level, opt, *bytes);
-  if (e == Errc::kNoProtoOpt && level == sym::SOL_TCP && opt == sym::TCP_INQ) {
-    // TCP_INQ only changes what recvmsg() reports: the runner keeps it.
-    f.inq = int_of(*bytes) != 0;
-    e = Errc::kOk;
-  }
-  if (e == Errc::kNoProtoOpt && level == sym::SOL_IP) e = keep_ip_option(f, opt, int_of(*bytes));
-  if (e == Errc::kNoProtoOpt && !is_ellipsis(s_.result)) {
-    Value want = eval(s_.result);
-    if (!want) return stopped(want);
-    if (*want == 0) return skip(fmt::format("the engine does not support setsockopt {}", name.text));
-  }
-  return run_now(from(e));
-}
-
-// getsockopt(fd, level, name, [value], [len])
-Status SyscallCtx::getsockopt_call(FdEntry& f, int level, int opt, const Expr& name, const Expr& val) {
-  if (val.kind == Expr::Kind::kStruct)
-    return skip(fmt::format("getsockopt {} with a struct value is not supported", name.text));
-  std::array<uint8_t, 256> buf{};
-  size_t len = 4;
-  if (s_.args.size() > 4 && !is_ellipsis(s_.args[4])) {
-    Value l = eval(s_.args[4]);
-    if (!l) return stopped(l);
-    len = static_cast<size_t>(*l);
-  }
-  len = std::min(len, buf.size());
-  Errc e = r_.stack_->getsockopt(f.sock, level, opt, {buf.data(), len}, &len);
-  // Options the runner keeps itself (TCP_INQ, IP_MTU_DISCOVER).
-  const bool inq = level == sym::SOL_TCP && opt == sym::TCP_INQ;
-  const bool pmtu = level == sym::SOL_IP && opt == sym::IP_MTU_DISCOVER;
-  if (e == Errc::kNoProtoOpt && (inq || pmtu)) {
-    const int32_t v = pmtu ? f.pmtudisc : f.inq ? 1 : 0;
-    std::memcpy(buf.data(), &v, 4);
-    len = 4;
-    e = Errc::kOk;
-  }
-  if (e == Errc::kNoProtoOpt && !is_ellipsis(s_.result)) {
-    Value want = eval(s_.result);
-    if (!want) return stopped(want);
-    if (*want == 0) return skip(fmt::format("the engine does not support getsockopt {}", name.text));
-  }
-  if (e == Errc::kOk && !is_ellipsis(val)) {
-    uint32_t v32 = 0;
-    std::memcpy(&v32, buf.data(), 4);
-    Value want = eval(val);
-    if (!want) return stopped(want);
-    if (static_cast<uint32_t>(*want) != v32)
-      return fail(fmt::format("getsockopt({}) expected [{}] but got [{}]", name.text, *want, int64_t{v32}));
-  }
-  return run_now(from(e));
 }
 
 Status SyscallCtx::dispatch() {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tcp/cc/cc.h"
 #include "tcp/env.h"
@@ -31,6 +32,7 @@
 #include "tcp/rtt.h"
 #include "tcp/scoreboard.h"
 #include "tcp/send_buffer.h"
+#include "tcp/sock_timeo.h"
 #include "tcp/timers.h"
 #include "util/ring_deque.h"
 #include "weir/errors.h"
@@ -81,6 +83,12 @@ struct SockOpts {
   uint32_t mark = 0;                // SO_MARK: kept and reported; weir has no policy routing or filter to match it
   bool oobinline = false;           // SO_OOBINLINE (Linux SOCK_URGINLINE): urgent data stays in the stream
   bool freebind = false;            // IP_FREEBIND / IPV6_FREEBIND: bind() to an address not (yet) ours
+  // SO_RCVTIMEO / SO_SNDTIMEO in jiffies (Linux sk_rcvtimeo / sk_sndtimeo,
+  // tcp/sock_timeo.h): how long a blocking call waits; the driver waits.
+  int64_t rcvtimeo = kMaxScheduleTimeout;
+  int64_t sndtimeo = kMaxScheduleTimeout;
+  uint8_t save_syn = 0;             // TCP_SAVE_SYN: 1 network + TCP headers, 2 also the MAC header
+  uint32_t tx_delay_us = 0;         // TCP_TX_DELAY (Linux tp->tcp_tx_delay)
 };
 
 // How a listener answers a SYN under Fast Open (RFC 7413 §4.2.2): `child`
@@ -185,6 +193,13 @@ class Connection {
   Errc setsockopt(Time now, int level, int name, std::span<const uint8_t> val);
   Errc getsockopt(int level, int name, std::span<uint8_t> val, size_t* len) const;
   Errc ioctl(unsigned long req, int* out) const;
+  // TCP_SAVE_SYN (Linux tcp_reqsk_record_syn, moved to the child by
+  // tcp_move_syn): the headers of the SYN that opened this connection,
+  // returned once by getsockopt(TCP_SAVED_SYN).
+  void set_saved_syn(std::span<const uint8_t> headers) { saved_syn_.assign(headers.begin(), headers.end()); }
+  Errc get_saved_syn(std::span<uint8_t> val, size_t* len) const;
+  // TCP_TX_DELAY (Linux tcp_enable_tx_delay + tp->tcp_tx_delay), sockopt.cc.
+  void set_tx_delay(uint32_t us);
   uint32_t poll() const;
   // recvmsg(MSG_ERRQUEUE) (tcp_errqueue.cc): the oldest entry, or EAGAIN.
   Expected<ErrQueueEntry, Errc> recv_error();
@@ -443,6 +458,9 @@ class Connection {
   TcpEnv& env_;
   const uint32_t id_;
   SockOpts opts_;
+  // TCP_SAVED_SYN reads it and frees it (tcp_saved_syn_free), hence mutable,
+  // as take_error() clears sk_err; empty: none.
+  mutable std::vector<uint8_t> saved_syn_;
   md5::KeyList md5_keys_;
   State state_ = State::kClosed;
   FourTuple tuple_;

@@ -73,6 +73,9 @@ struct InSegment {
   // A GRO/LRO aggregate (several segments of gso_size bytes delivered as
   // one, Linux skb_shinfo(skb)->gso_size); 0: one segment as sent.
   uint16_t gso_size = 0;
+  // The network and TCP headers as received (wire::TcpPacket::headers);
+  // a listener with TCP_SAVE_SYN keeps a SYN's.
+  std::span<const uint8_t> headers = {};
   uint32_t len() const {  // SEG.LEN counts SYN and FIN (RFC 9293 §3.4)
     return static_cast<uint32_t>(payload.size()) + (h.has(wire::tcp_flag::SYN) ? 1 : 0) +
            (h.has(wire::tcp_flag::FIN) ? 1 : 0);

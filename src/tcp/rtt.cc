@@ -1,6 +1,7 @@
 #include "tcp/rtt.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace weir::tcp {
 
@@ -45,6 +46,13 @@ void RttEstimator::sample(Duration rtt, Seq32 snd_una, Seq32 snd_nxt, Time now) 
   // Linux __tcp_set_rto: RTO = SRTT + RTTVAR-term (the term already holds 4*rttvar).
   Duration rto = Duration::us((srtt_us_ >> 3) + rttvar_us_);
   rto_ = std::clamp(rto, rto_min_, rto_max_);  // RFC 6298 (2.4), (2.5)
+}
+
+void RttEstimator::shift_srtt(Duration delta) {
+  // tp->srtt_us is a u32 scaled by 8: clamp_t(s64, srtt, 1, ~0U).
+  srtt_us_ = std::clamp<int64_t>(srtt_us_ + (delta.us() << 3), 1, UINT32_MAX);
+  rto_ = std::clamp(Duration::us((srtt_us_ >> 3) + rttvar_us_), rto_min_, rto_max_);
+  min_rtt_ = Duration::infinite();
 }
 
 }  // namespace weir::tcp

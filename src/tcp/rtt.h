@@ -39,6 +39,11 @@ class RttEstimator {
   Duration rto_min() const { return rto_min_; }
   Duration rto_max() const { return rto_max_; }
   void set_rto_min(Duration d) { rto_min_ = d; }
+  // TCP_TX_DELAY changed on an established flow by `delta` (Linux
+  // tcp_enable_tx_delay, best effort): SRTT moves by it at once, the RTO is
+  // recomputed from it (tcp_set_rto, backoff not considered) and the
+  // windowed minimum starts over (minmax_reset to ~0U).
+  void shift_srtt(Duration delta);
 
  private:
   int64_t srtt_us_ = 0;     // scaled by 8, as Linux's srtt_us

@@ -79,6 +79,20 @@ Errc put_int(std::span<uint8_t> out, size_t* len, int v) {
 
 }  // namespace
 
+// Linux tcp_enable_tx_delay: changing the delay on an ESTABLISHED flow
+// moves SRTT by the change at once (the emulated RTT is known), resets the
+// RTO and min_rtt from it and recomputes the pacing rate; in other states
+// only the value is kept (the handshake's sample will include it).
+void Connection::set_tx_delay(uint32_t us) {
+  const int64_t delta = int64_t{us} - int64_t{opts_.tx_delay_us};
+  opts_.tx_delay_us = us;
+  if (delta == 0 || state_ != State::kEstablished) return;
+  rtt_.shift_srtt(Duration::us(delta));
+  ccs_.srtt = rtt_.srtt();
+  ccs_.min_rtt = rtt_.min_rtt();
+  cc::update_pacing_rate(ccs_, env_.cfg().tcp_pacing_ss_ratio, env_.cfg().tcp_pacing_ca_ratio);
+}
+
 Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8_t> val) {
   if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
     std::string n(reinterpret_cast<const char*>(val.data()), val.size());
@@ -96,6 +110,9 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
     opts_.fastopen_key.assign(val.begin(), val.end());
     return Errc::kOk;
   }
+  // Linux sk_setsockopt: SO_{RCV,SND}TIMEO_{OLD,NEW} (sock_set_timeout).
+  if (level == SOL_SOCKET && (is_rcvtimeo(name) || is_sndtimeo(name)))
+    return set_sock_timeout(val, is_rcvtimeo(name) ? &opts_.rcvtimeo : &opts_.sndtimeo);
   int v = 0;
   if (level == SOL_SOCKET && name == SO_LINGER) {
     if (val.size() < sizeof(struct linger)) return Errc::kInval;
@@ -228,6 +245,19 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
       if (v < 0 || v > 1 || (state_ != State::kClosed && state_ != State::kListen)) return Errc::kInval;
       opts_.fastopen_no_cookie = v != 0;
       return Errc::kOk;
+    case TCP_SAVE_SYN:
+      // Linux do_tcp_setsockopt: 0 off, 1 the network and TCP headers, 2
+      // from the MAC header on. weir's netifs carry IP datagrams, so 2
+      // keeps what 1 keeps, as Linux does on an L3 device such as tun
+      // (skb_mac_header_len is 0 there).
+      if (v < 0 || v > 2) return Errc::kInval;
+      opts_.save_syn = static_cast<uint8_t>(v);
+      return Errc::kOk;
+    case TCP_TX_DELAY:
+      // Linux do_tcp_setsockopt: "tp->srtt_us is u32, and is shifted by 3".
+      if (v < 0 || v >= (1 << (31 - 3))) return Errc::kInval;
+      set_tx_delay(static_cast<uint32_t>(v));
+      return Errc::kOk;
     case TCP_FASTOPEN_CONNECT:
       // Linux: only on a socket not yet connecting, and with client Fast Open on.
       if (v < 0 || v > 1) return Errc::kInval;
@@ -239,7 +269,29 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
   }
 }
 
+// Linux do_tcp_getsockopt(TCP_SAVED_SYN): the saved SYN's headers once
+// (then freed: the next call reads 0 bytes); a buffer too short for them
+// is EINVAL with the length they need written back. No SYN saved: 0 bytes.
+Errc Connection::get_saved_syn(std::span<uint8_t> val, size_t* len) const {
+  const size_t n = saved_syn_.size();
+  if (n != 0 && val.size() < n) {
+    if (len) *len = n;
+    return Errc::kInval;
+  }
+  if (n != 0) std::memcpy(val.data(), saved_syn_.data(), n);
+  if (len) *len = n;
+  saved_syn_.clear();
+  saved_syn_.shrink_to_fit();  // tcp_saved_syn_free
+  return Errc::kOk;
+}
+
 Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t* len) const {
+  if (level == SOL_SOCKET && (is_rcvtimeo(name) || is_sndtimeo(name))) {
+    const size_t n = get_sock_timeout(is_rcvtimeo(name) ? opts_.rcvtimeo : opts_.sndtimeo, val);
+    if (len) *len = n;
+    return Errc::kOk;
+  }
+  if (level == IPPROTO_TCP && name == TCP_SAVED_SYN) return get_saved_syn(val, len);
   if (level == SOL_SOCKET) {
     switch (name) {
       case SO_RCVBUF: return put_int(val, len, static_cast<int>(rcv_.rcvbuf()));
@@ -288,6 +340,8 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_FASTOPEN: return put_int(val, len, opts_.fastopen_qlen);
     case TCP_FASTOPEN_NO_COOKIE: return put_int(val, len, opts_.fastopen_no_cookie);
     case TCP_FASTOPEN_CONNECT: return put_int(val, len, opts_.fastopen_connect);
+    case TCP_SAVE_SYN: return put_int(val, len, opts_.save_syn);
+    case TCP_TX_DELAY: return put_int(val, len, static_cast<int>(opts_.tx_delay_us));
     case TCP_CONGESTION: {
       char name_buf[16] = {};  // Linux TCP_CA_NAME_MAX
       std::string_view n = cc_->name();

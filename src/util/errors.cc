@@ -33,6 +33,8 @@ const char* errc_name(Errc e) {
     case Errc::kPerm: return "EPERM";
     case Errc::kNoEnt: return "ENOENT";
     case Errc::kNotSock: return "ENOTSOCK";
+    case Errc::kDom: return "EDOM";
+    case Errc::kNoDev: return "ENODEV";
   }
   return "E?";
 }

@@ -192,6 +192,10 @@ Expected<TcpPacket, PacketError> parse_tcp_packet(std::span<const uint8_t> datag
   }
   pkt.ip = ip->info;
   pkt.payload = seg.subspan(size_t{pkt.tcp.data_offset} * 4);
+  // The network header (IPv4 options, IPv6 extension headers) and the TCP
+  // header as received: Linux skb_network_header_len + tcp_hdrlen.
+  const auto net_len = static_cast<size_t>(seg.data() - datagram.data());
+  pkt.headers = datagram.first(net_len + size_t{pkt.tcp.data_offset} * 4);
   return out;
 }
 

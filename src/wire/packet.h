@@ -51,6 +51,7 @@ struct TcpPacket {
   IpInfo ip;
   TcpHeader tcp;
   std::span<const uint8_t> payload;  // points into the parsed buffer
+  std::span<const uint8_t> headers = {};  // the IP and TCP headers as received (TCP_SAVED_SYN)
 };
 
 // An ICMP destination-unreachable / packet-too-big / time-exceeded error

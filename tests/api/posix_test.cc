@@ -152,7 +152,7 @@ TEST(Posix, BlockingConnectUsesTheBlockHook) {
   auto l = TcpListener::listen(n.b, n.now, Endpoint{IpAddr::v4(10, 0, 0, 2), 7000});
   ASSERT_TRUE(l.has_value());
   posix::Api cli(n.a);
-  cli.set_block_hook([&](int, short) {
+  cli.set_block_hook([&](int, short, Time) {
     n.run(Duration::ms(10));
     cli.set_now(n.now);
     return true;
