@@ -156,14 +156,7 @@ size_t TxTemplateV4::build(const TcpHeader& h, uint8_t tos, uint16_t id, Payload
       kTcpHeaderMin + (no_options(h.options) ? 0 : write_options(h.options, tcp + kTcpHeaderMin, true));
   const size_t total = kIpv4HeaderMin + hlen + plen;
   if (total > 0xffff) return 0;
-  store_be16(tcp, h.src_port);
-  store_be16(tcp + 2, h.dst_port);
-  store_be32(tcp + 4, h.seq.raw());
-  store_be32(tcp + 8, h.ack.raw());
-  tcp[12] = static_cast<uint8_t>((hlen / 4) << 4);
-  tcp[13] = h.flags;
-  store_be16(tcp + 14, h.window);
-  store_be16(tcp + 18, h.urgent);
+  store_tcp_fixed(tcp, h, hlen);
   const size_t seg_len = total - kIpv4HeaderMin;
   uint32_t sum = pseudo_sum_ + static_cast<uint32_t>(seg_len & 0xffffu);  // pseudo_header_sum_v4
   sum += tcp_fixed_sum(h, hlen);

@@ -182,15 +182,8 @@ size_t emit_tcp(const TcpHeader& h, std::span<uint8_t> out) {
     if (out.size() < hlen) return 0;
     write_options(h.options, p + kTcpHeaderMin, true);
   }
-  store_be16(p, h.src_port);
-  store_be16(p + 2, h.dst_port);
-  store_be32(p + 4, h.seq.raw());
-  store_be32(p + 8, h.ack.raw());
-  p[12] = static_cast<uint8_t>((hlen / 4) << 4);
-  p[13] = h.flags;
-  store_be16(p + 14, h.window);
-  store_be16(p + 16, 0);
-  store_be16(p + 18, h.urgent);
+  store_tcp_fixed(p, h, hlen);
+  store_be16(p + 16, 0);  // the checksum, filled in by the caller
   return hlen;
 }
 

@@ -2,6 +2,9 @@
 // b at 10.0.0.2; run() moves virtual time for the stacks and every Api.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <vector>
 
 #include "link/memory_pipe.h"
@@ -26,5 +29,14 @@ struct Net {
     for (auto* api : apis) api->set_now(now);
   }
 };
+
+// 10.0.0.<last>:<port> as the POSIX calls take it.
+inline sockaddr_in addr(uint8_t last, uint16_t port) {
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_port = htons(port);
+  in.sin_addr.s_addr = htonl((10u << 24) | last);
+  return in;
+}
 
 }  // namespace weir::test

@@ -18,14 +18,7 @@ namespace weir {
 namespace {
 
 using test::Net;
-
-sockaddr_in addr(uint8_t last, uint16_t port) {
-  sockaddr_in in{};
-  in.sin_family = AF_INET;
-  in.sin_port = htons(port);
-  in.sin_addr.s_addr = htonl((10u << 24) | last);
-  return in;
-}
+using test::addr;
 
 TEST(Posix, ConnectAcceptEchoWithErrnoSemantics) {
   Net n;
