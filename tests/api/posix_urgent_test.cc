@@ -23,10 +23,7 @@ TEST(PosixUrgent, OobByteCrossesTheWireAndLeavesTheStream) {
   posix::Api srv(n.b), cli(n.a);
   n.apis = {&srv, &cli};
   int l = srv.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(9000);
-  sa.sin_addr.s_addr = htonl((10u << 24) | 2);
+  sockaddr_in sa = test::addr(2, 9000);
   ASSERT_EQ(srv.bind(l, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
   ASSERT_EQ(srv.listen(l, 4), 0);
   int c = cli.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
