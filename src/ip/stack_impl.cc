@@ -177,6 +177,7 @@ void StackImpl::reap(SocketId id) {
     if (k == Check::kForget) fastopen_active_forget();
   }
   if (s->in_demux && s->conn) demux_.erase(s->conn->tuple());
+  release_port(*s);
   timers_.cancel(s->timer);
   sockets_.erase(id);
 }
@@ -253,42 +254,6 @@ bool StackImpl::self_v6only(SocketId self) const {
   return s && s->v6only;
 }
 
-bool StackImpl::port_in_use(const Endpoint& local, bool reuse, SocketId self) const {
-  for (const auto& [id, sp] : sockets_) {
-    const Socket& o = *sp;
-    if (id == self || !o.bound || o.local.port != local.port) continue;
-    const bool overlap = o.local.addr == local.addr || o.local.addr.is_unspecified() ||
-                         local.addr.is_unspecified();
-    if (!overlap) continue;
-    // Linux inet_bind_conflict (ipv6_rcv_saddr_equal): an IPV6_V6ONLY
-    // socket's :: leaves IPv4 addresses to others, and is left by them.
-    if ((o.v6only && local.addr.is_v4()) || (self_v6only(self) && o.local.addr.is_v4())) continue;
-    // Linux inet_csk_bind_conflict: SO_REUSEADDR on both, and the other not
-    // listening, lets the port be shared (e.g. with TIME-WAIT leftovers).
-    const bool other_listening = o.listener != nullptr;
-    const bool other_reuse = o.conn && o.conn->opts().reuseaddr;
-    if (reuse && other_reuse && !other_listening) continue;
-    if (!o.app_open && reuse) continue;  // orphans (TIME-WAIT) do not block SO_REUSEADDR
-    return true;
-  }
-  return false;
-}
-
-// bind() to port 0 (Linux inet_csk_find_open_port): a port nobody holds,
-// probed in order from a keyed hash, in net.ipv4.ip_local_port_range.
-Expected<uint16_t, Errc> StackImpl::ephemeral_port(const IpAddr& local, const Endpoint& remote) {
-  const uint32_t lo = cfg_.ip_local_port_range[0];
-  const uint32_t range = cfg_.ip_local_port_range[1] - lo + 1;
-  const uint32_t offset = tcp::port_offset(cfg_.secret, local, remote) + port_hint_;
-  for (uint32_t i = 0; i < range; ++i) {
-    const uint16_t port = static_cast<uint16_t>(lo + (offset + i) % range);
-    if (port_in_use(Endpoint{local, port}, false, kNoSocket)) continue;
-    port_hint_ += i + 1;
-    return port;
-  }
-  return Unexpected(Errc::kAddrNotAvail);
-}
-
 Errc StackImpl::bind(SocketId id, const Endpoint& local) {
   Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
@@ -303,14 +268,13 @@ Errc StackImpl::bind(SocketId id, const Endpoint& local) {
     return Errc::kAddrNotAvail;
   Endpoint ep = local;
   if (ep.port == 0) {
-    auto p = ephemeral_port(ep.addr, Endpoint{});
+    auto p = ephemeral_port(ep.addr, s->conn->opts().reuseaddr);
     if (!p) return p.error();
     ep.port = *p;
   } else if (port_in_use(ep, s->conn->opts().reuseaddr, id)) {
     return Errc::kAddrInUse;
   }
-  s->local = ep;
-  s->bound = true;
+  take_port(*s, ep);
   s->bind_locked = true;
   return Errc::kOk;
 }
@@ -422,8 +386,8 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Time now, Socket& sock, const
     if (!o || !tw_recyclable(*o, true, now)) return Unexpected(Errc::kAddrNotAvail);
     tw = it->second;
   }
+  if (!s->bound) take_port(*s, t.local);
   s->local = t.local;
-  s->bound = true;
   // A socket that failed before starts over with a fresh connection and its options.
   if (s->conn->state() == tcp::State::kClosed && s->conn->snd_nxt() != Seq32(0)) {
     tcp::SockOpts o = s->conn->opts();

@@ -166,7 +166,13 @@ class StackImpl final : public tcp::TcpEnv {
   bool self_v6only(SocketId self) const;
   Errc v6only_sockopt(Socket& s, std::span<const uint8_t> v);
   bool owns(const IpAddr& a) const;
-  Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, const Endpoint& remote);
+  // bind() to port 0 (Linux inet_csk_find_open_port); `reuse`: the socket
+  // has SO_REUSEADDR, which keeps it to the lower half of the range first.
+  Expected<uint16_t, Errc> ephemeral_port(const IpAddr& local, bool reuse);
+  // The bind table (Linux's bind buckets): which sockets hold a port.
+  void take_port(Socket& s, const Endpoint& ep);
+  void release_port(const Socket& s);
+  const std::vector<SocketId>* port_owners(uint16_t port) const;
   // Linux __inet_hash_connect: a local port for connect(), and the
   // TIME-WAIT socket to recycle for it, if any (kNoSocket).
   Expected<std::pair<uint16_t, SocketId>, Errc> connect_port(Time now, const IpAddr& local, const Endpoint& remote);
@@ -185,6 +191,9 @@ class StackImpl final : public tcp::TcpEnv {
   std::unordered_map<SocketId, std::unique_ptr<Socket>> sockets_;
   std::unordered_map<FourTuple, SocketId, FourTupleHash> demux_;
   std::map<Endpoint, SocketId> listeners_;
+  // Bound sockets by local port, so bind() and connect() look at the
+  // port's holders only, not at every socket (Linux's bhash).
+  std::unordered_map<uint16_t, std::vector<SocketId>> port_owners_;
   TimerQueue timers_;
   PmtuCache pmtu_cache_;  // route exceptions: learnt PMTU per destination
   RouteTable routes_;     // `ip route ... advmss/mtu/initcwnd`: per-destination metrics

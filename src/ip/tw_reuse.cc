@@ -2,7 +2,6 @@
 // of a connection still in TIME-WAIT (Linux tcp_twsk_unique,
 // __inet_check_established, __inet_hash_connect).
 #include "ip/stack_impl.h"
-#include "tcp/isn.h"
 
 namespace weir {
 namespace {
@@ -45,44 +44,6 @@ void StackImpl::recycle_time_wait(SocketId tw, Socket& s) {
   s.conn->seed_from_time_wait(o->conn->time_wait_seed());
   counters_.inc(Counter::TcpExtTWRecycled);
   reap(tw);
-}
-
-// A port that bind() chose, or a listener's (Linux: a bind bucket with
-// fastreuse >= 0, which __inet_hash_connect skips). Ports that only
-// connect() took are shared by connections to different peers.
-bool StackImpl::port_bind_locked(const Endpoint& ep) const {
-  for (const auto& [id, sp] : sockets_) {
-    const Socket& o = *sp;
-    if (!o.bound || o.local.port != ep.port) continue;
-    const bool overlap = o.local.addr == ep.addr || o.local.addr.is_unspecified();
-    if (overlap && (o.bind_locked || o.listener)) return true;
-  }
-  return false;
-}
-
-// RFC 6056 §3.3.4 (algorithm 4, as Linux's __inet_hash_connect): start at a
-// keyed hash of the destination and probe net.ipv4.ip_local_port_range in
-// order. A port is taken if its tuple is free, or held by a TIME-WAIT
-// connection tcp_twsk_unique lets go.
-Expected<std::pair<uint16_t, SocketId>, Errc> StackImpl::connect_port(Time now, const IpAddr& local,
-                                                                      const Endpoint& remote) {
-  const uint32_t lo = cfg_.ip_local_port_range[0];
-  const uint32_t range = cfg_.ip_local_port_range[1] - lo + 1;
-  const uint32_t offset = tcp::port_offset(cfg_.secret, local, remote) + port_hint_;
-  for (uint32_t i = 0; i < range; ++i) {
-    const uint16_t port = static_cast<uint16_t>(lo + (offset + i) % range);
-    const Endpoint ep{local, port};
-    if (port_bind_locked(ep)) continue;
-    SocketId tw = kNoSocket;
-    if (auto it = demux_.find(FourTuple{ep, remote}); it != demux_.end()) {
-      const Socket* o = find(it->second);
-      if (!o || !tw_recyclable(*o, false, now)) continue;
-      tw = it->second;
-    }
-    port_hint_ += i + 1;
-    return std::pair{port, tw};
-  }
-  return Unexpected(Errc::kAddrNotAvail);
 }
 
 }  // namespace weir

@@ -1,0 +1,122 @@
+// Local port choice: connect() takes the range's low-end parity first,
+// bind(0) the other (Linux __inet_hash_connect, inet_csk_find_open_port),
+// and the bind table frees a port when its socket goes.
+#include <sys/socket.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ip/port_scan.h"
+#include "tcp/harness_helper.h"
+
+namespace weir::test {
+namespace {
+
+StackConfig range(uint32_t low, uint32_t high) {
+  StackConfig c;
+  c.ip_local_port_range = {low, high};
+  return c;
+}
+
+uint16_t port_of(Harness& t, SocketId s) { return t.stack().local_endpoint(s)->port; }
+
+// connect() to the harness's peer; the SYN names the port.
+Expected<uint16_t, Errc> connect_once(Harness& t) {
+  SocketId s = *t.stack().socket();
+  Errc e = t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port});
+  if (e != Errc::kInProgress) return Unexpected(e);
+  return t.expect_tx().h.src_port;
+}
+
+Expected<uint16_t, Errc> bind_any(Harness& t, bool reuse = false) {
+  SocketId s = *t.stack().socket();
+  const int on = 1;
+  if (reuse) {
+    EXPECT_EQ(t.stack().setsockopt(t.now(), s, SOL_SOCKET, SO_REUSEADDR, int_opt(on)), Errc::kOk);
+  }
+  Errc e = t.stack().bind(s, Endpoint{t.local, 0});
+  if (e != Errc::kOk) return Unexpected(e);
+  return port_of(t, s);
+}
+
+TEST(Ports, ConnectTakesTheLowEndsParityFirstThenTheOther) {
+  for (uint32_t low : {40000u, 40001u}) {
+    Harness t(range(low, low + 9));
+    std::set<uint16_t> seen;
+    for (int i = 0; i < 10; ++i) {
+      auto p = connect_once(t);
+      ASSERT_TRUE(p) << "connect " << i;
+      EXPECT_EQ(*p % 2 == low % 2, i < 5) << "connect " << i << " took " << *p;
+      seen.insert(*p);
+    }
+    EXPECT_EQ(seen.size(), 10u);
+    EXPECT_EQ(connect_once(t).error(), Errc::kAddrNotAvail);
+  }
+}
+
+TEST(Ports, BindAnyTakesTheOtherParityFirst) {
+  Harness t(range(40000, 40009));
+  for (int i = 0; i < 10; ++i) {
+    auto p = bind_any(t);
+    ASSERT_TRUE(p) << "bind " << i;
+    EXPECT_EQ(*p % 2 == 1, i < 5) << "bind " << i << " took " << *p;
+  }
+  EXPECT_EQ(bind_any(t).error(), Errc::kAddrNotAvail);
+}
+
+// inet_csk_find_open_port's attempt_half: [40000, 40099] splits at 40050.
+TEST(Ports, BindAnyWithReuseAddrKeepsToTheLowerHalfFirst) {
+  Harness t(range(40000, 40099));
+  for (int i = 0; i < 50; ++i) {
+    auto p = bind_any(t, true);
+    ASSERT_TRUE(p);
+    EXPECT_LT(*p, 40050) << "bind " << i;
+  }
+  auto p = bind_any(t, true);
+  ASSERT_TRUE(p);
+  EXPECT_GE(*p, 40050);
+}
+
+TEST(Ports, ConnectAndBindAnyMeetOnlyWhenOneParityRunsOut) {
+  Harness t(range(40000, 40009));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(connect_once(t));
+  std::set<uint16_t> bound;
+  for (int i = 0; i < 5; ++i) bound.insert(*bind_any(t));
+  for (uint16_t p : bound) EXPECT_EQ(p % 2, 1) << p;  // connect()'s even ports left alone
+}
+
+TEST(Ports, AClosedSocketsPortIsFreeAgain) {
+  Harness t(range(40000, 40000));
+  SocketId s = *t.stack().socket();
+  ASSERT_EQ(t.stack().bind(s, Endpoint{t.local, 0}), Errc::kOk);
+  EXPECT_EQ(bind_any(t).error(), Errc::kAddrNotAvail);
+  ASSERT_EQ(t.stack().close(t.now(), s), Errc::kOk);
+  auto p = bind_any(t);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, 40000);
+}
+
+// The walk itself: every port of the range once, parities in order.
+TEST(PortScan, VisitsEachPortOnceLowParityFirst) {
+  for (uint32_t start : {0u, 1u, 7u, 12345u}) {
+    std::vector<uint16_t> order;
+    auto none = scan_ports(100, 109, start, ParityFirst::kLow, [&](uint16_t p) {
+      order.push_back(p);
+      return false;
+    });
+    EXPECT_FALSE(none);
+    ASSERT_EQ(order.size(), 10u);
+    EXPECT_EQ(std::set<uint16_t>(order.begin(), order.end()).size(), 10u);
+    for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i] % 2 == 0, i < 5) << start;
+  }
+}
+
+TEST(PortScan, SinglePortRange) {
+  auto p = scan_ports(5000, 5000, 77, ParityFirst::kOther, [](uint16_t) { return true; });
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->port, 5000);
+}
+
+}  // namespace
+}  // namespace weir::test
