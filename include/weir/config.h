@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weir/time.h"
 
@@ -38,6 +39,10 @@ struct StackConfig {
   uint32_t tcp_tw_reuse_delay = 1000;
   // The ports connect() and bind(port 0) choose from (low, high).
   std::array<uint32_t, 2> ip_local_port_range{32768, 60999};
+  // Ports connect() and bind(port 0) never choose, as closed ranges (Linux
+  // ip_local_reserved_ports, written "8080,9148-9150"). An explicit bind()
+  // may still take them.
+  std::vector<std::array<uint16_t, 2>> ip_local_reserved_ports;
   int tcp_syncookies = 1;
   // RFC 7413 Fast Open: Linux's TFO_* bits (tcp/fastopen.h); 1 = client only.
   int tcp_fastopen = 1;

@@ -8,6 +8,17 @@
 #include "tcp/isn.h"
 
 namespace weir {
+namespace {
+
+// Linux inet_is_local_reserved_port: both walks pass over these; only an
+// explicit bind() takes them.
+bool reserved(const StackConfig& c, uint16_t port) {
+  for (const auto& [lo, hi] : c.ip_local_reserved_ports)
+    if (port >= lo && port <= hi) return true;
+  return false;
+}
+
+}  // namespace
 
 void StackImpl::take_port(Socket& s, const Endpoint& ep) {
   s.local = ep;
@@ -61,7 +72,9 @@ Expected<uint16_t, Errc> StackImpl::ephemeral_port(const IpAddr& local, bool reu
   const uint32_t low = cfg_.ip_local_port_range[0];
   const uint32_t high = cfg_.ip_local_port_range[1];
   const uint32_t start = tcp::port_offset(cfg_.secret, local, Endpoint{}) + port_hint_;
-  auto free = [&](uint16_t port) { return !port_in_use(Endpoint{local, port}, false, kNoSocket); };
+  auto free = [&](uint16_t port) {
+    return !reserved(cfg_, port) && !port_in_use(Endpoint{local, port}, false, kNoSocket);
+  };
   std::optional<PortPick> pick;
   const auto halves = reuse ? split_port_range(low, high) : std::nullopt;
   if (halves) {
@@ -102,7 +115,7 @@ Expected<std::pair<uint16_t, SocketId>, Errc> StackImpl::connect_port(Time now, 
   SocketId tw = kNoSocket;
   auto usable = [&](uint16_t port) {
     const Endpoint ep{local, port};
-    if (port_bind_locked(ep)) return false;
+    if (reserved(cfg_, port) || port_bind_locked(ep)) return false;
     tw = kNoSocket;
     auto it = demux_.find(FourTuple{ep, remote});
     if (it == demux_.end()) return true;

@@ -11,9 +11,10 @@
 namespace weir {
 namespace {
 
+using PortRanges = std::vector<std::array<uint16_t, 2>>;
 using Field = std::variant<int StackConfig::*, bool StackConfig::*, uint32_t StackConfig::*,
                            std::array<uint32_t, 3> StackConfig::*, std::array<uint32_t, 2> StackConfig::*,
-                           std::string StackConfig::*>;
+                           std::string StackConfig::*, PortRanges StackConfig::*>;
 
 struct Key {
   std::string_view name;
@@ -39,6 +40,7 @@ constexpr Key kKeys[] = {
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
     {"tcp_tw_reuse_delay", &StackConfig::tcp_tw_reuse_delay},
     {"ip_local_port_range", &StackConfig::ip_local_port_range},
+    {"ip_local_reserved_ports", &StackConfig::ip_local_reserved_ports},
     {"tcp_syncookies", &StackConfig::tcp_syncookies},
     {"tcp_fastopen", &StackConfig::tcp_fastopen},
     {"tcp_fastopen_blackhole_timeout_sec", &StackConfig::tcp_fastopen_blackhole_timeout_sec},
@@ -84,9 +86,14 @@ constexpr Key kKeys[] = {
     {"tcp_cubic_initial_ssthresh", &StackConfig::tcp_cubic_initial_ssthresh},
 };
 
-bool parse_int(std::string_view s, int64_t& out) {
+std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_int(std::string_view s, int64_t& out) {
+  s = trim(s);
   // Linux's proc_dointvec takes C literals: "0x70403" is hexadecimal.
   int base = 10;
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -117,6 +124,28 @@ bool parse_list(std::string_view v, std::array<uint32_t, N>& out) {
   while (pos < v.size() && (v[pos] == ' ' || v[pos] == '\t' || v[pos] == '\n')) ++pos;
   if (i != N || pos != v.size()) return false;
   out = got;
+  return true;
+}
+
+// Linux proc_do_large_bitmap: "a,b-c,..." of ports 0..65535, each range
+// ascending; an empty value clears the set. `out` is left alone on error.
+bool parse_port_ranges(std::string_view v, PortRanges& out) {
+  PortRanges got;
+  v = trim(v);
+  while (!v.empty()) {
+    const size_t comma = v.find(',');
+    const std::string_view item = trim(v.substr(0, comma));
+    v = comma == std::string_view::npos ? std::string_view{} : v.substr(comma + 1);
+    const size_t dash = item.find('-');
+    int64_t a = 0;
+    int64_t b = 0;
+    if (!parse_int(item.substr(0, dash), a)) return false;
+    b = a;
+    if (dash != std::string_view::npos && !parse_int(item.substr(dash + 1), b)) return false;
+    if (a < 0 || b > 65535 || b < a) return false;
+    got.push_back({static_cast<uint16_t>(a), static_cast<uint16_t>(b)});
+  }
+  out = std::move(got);
   return true;
 }
 
@@ -154,6 +183,9 @@ std::string set_field(StackConfig& c, const Key& k, std::string_view v) {
     if (!parse_list(v, c.*(*a2))) return fmt::format("{}: expected two numbers 'low high', got '{}'", k.name, v);
   } else if (auto* s = std::get_if<std::string StackConfig::*>(&k.field)) {
     c.*(*s) = std::string(v);
+  } else if (auto* pr = std::get_if<PortRanges StackConfig::*>(&k.field)) {
+    if (!parse_port_ranges(v, c.*(*pr)))
+      return fmt::format("{}: expected ports and ranges 0..65535 like '8080,9148-9150', got '{}'", k.name, v);
   }
   return {};
 }

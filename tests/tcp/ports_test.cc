@@ -97,6 +97,32 @@ TEST(Ports, AClosedSocketsPortIsFreeAgain) {
   EXPECT_EQ(*p, 40000);
 }
 
+// Linux ip_local_reserved_ports: neither walk takes them; bind() may.
+TEST(Ports, ReservedPortsAreSkippedByBothWalksButNotByBind) {
+  StackConfig c = range(40000, 40009);
+  ASSERT_EQ(c.set("net.ipv4.ip_local_reserved_ports", "40000-40003, 40005,40007-40008\n"), "");
+  ASSERT_EQ(c.ip_local_reserved_ports.size(), 3u);
+  Harness t(c);
+  EXPECT_EQ(*connect_once(t), 40004);  // the only even port left
+  std::set<uint16_t> got;
+  for (int i = 0; i < 2; ++i) got.insert(*bind_any(t));
+  EXPECT_EQ(got, (std::set<uint16_t>{40006, 40009}));
+  EXPECT_EQ(bind_any(t).error(), Errc::kAddrNotAvail);
+  SocketId s = *t.stack().socket();
+  EXPECT_EQ(t.stack().bind(s, Endpoint{t.local, 40000}), Errc::kOk);
+}
+
+TEST(Ports, ReservedPortsSyntax) {
+  StackConfig c;
+  EXPECT_EQ(c.set("ip_local_reserved_ports", "8080,9148-9150"), "");
+  EXPECT_EQ(c.ip_local_reserved_ports, (std::vector<std::array<uint16_t, 2>>{{8080, 8080}, {9148, 9150}}));
+  for (const char* bad : {"70000", "9150-9148", "80,x", "-5", "1-"})
+    EXPECT_NE(c.set("ip_local_reserved_ports", bad), "") << bad;
+  EXPECT_EQ(c.ip_local_reserved_ports.size(), 2u);  // a refused value changes nothing
+  EXPECT_EQ(c.set("ip_local_reserved_ports", ""), "");
+  EXPECT_TRUE(c.ip_local_reserved_ports.empty());
+}
+
 // The walk itself: every port of the range once, parities in order.
 TEST(PortScan, VisitsEachPortOnceLowParityFirst) {
   for (uint32_t start : {0u, 1u, 7u, 12345u}) {
