@@ -34,6 +34,19 @@ void StackImpl::release_port(const Socket& s) {
   if (it->second.empty()) port_owners_.erase(it);
 }
 
+// Linux tcp_set_state(TCP_CLOSE): "if (icsk_bind_hash && !(sk_userlocks &
+// SOCK_BINDPORT_LOCK)) inet_put_port(sk)". A port that connect() or
+// bind(0) chose goes back when the connection ends, even while the
+// application still holds the socket; a port bind() named stays. A later
+// connect() on the socket chooses afresh.
+void StackImpl::put_port_on_close(Socket& s) {
+  if (!s.bound || s.port_locked || s.listener) return;
+  release_port(s);
+  s.bound = false;
+  s.bind_locked = false;
+  s.local.port = 0;
+}
+
 const std::vector<SocketId>* StackImpl::port_owners(uint16_t port) const {
   auto it = port_owners_.find(port);
   return it == port_owners_.end() ? nullptr : &it->second;

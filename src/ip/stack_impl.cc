@@ -201,6 +201,7 @@ void StackImpl::after_call(Socket& s) {
       demux_.erase(s.conn->tuple());
       s.in_demux = false;
     }
+    put_port_on_close(s);
     Socket* ls = find(s.listener_parent);
     // Linux: a child that completed its handshake stays in the accept queue
     // when it is reset or closed; accept() returns it and its calls report
@@ -276,6 +277,8 @@ Errc StackImpl::bind(SocketId id, const Endpoint& local) {
   }
   take_port(*s, ep);
   s->bind_locked = true;
+  s->port_locked = local.port != 0;  // __inet_bind: "if (snum) sk->sk_userlocks |= SOCK_BINDPORT_LOCK"
+
   return Errc::kOk;
 }
 
@@ -364,7 +367,9 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Time now, Socket& sock, const
   if (s->v6only && remote.addr.is_v4()) return Unexpected(Errc::kNetUnreach);
   if (remote.port == 0 || remote.addr.is_unspecified()) return Unexpected(Errc::kConnRefused);
   IpAddr src;
-  if (s->bound && !s->local.addr.is_unspecified()) {
+  // A bound address, or the one an earlier connect() chose (kept when the
+  // port went back at CLOSED, as Linux keeps inet_saddr).
+  if (!s->local.addr.is_unspecified()) {
     src = s->local.addr;
   } else {
     auto a = source_for(remote.addr);

@@ -30,6 +30,7 @@ struct Socket {
   bool app_open = true;    // the application holds the handle
   bool bound = false;
   bool bind_locked = false;  // bind() took the port: connect() does not share it (Linux tb->fastreuse >= 0)
+  bool port_locked = false;  // bind() named the port: kept past CLOSED (Linux SOCK_BINDPORT_LOCK)
   bool in_demux = false;   // reachable by 4-tuple
   uint32_t listener_parent = 0;
   Endpoint local;
@@ -172,6 +173,7 @@ class StackImpl final : public tcp::TcpEnv {
   // The bind table (Linux's bind buckets): which sockets hold a port.
   void take_port(Socket& s, const Endpoint& ep);
   void release_port(const Socket& s);
+  void put_port_on_close(Socket& s);
   const std::vector<SocketId>* port_owners(uint16_t port) const;
   // Linux __inet_hash_connect: a local port for connect(), and the
   // TIME-WAIT socket to recycle for it, if any (kNoSocket).

@@ -97,6 +97,38 @@ TEST(Ports, AClosedSocketsPortIsFreeAgain) {
   EXPECT_EQ(*p, 40000);
 }
 
+// The peer refuses the SYN of connect() on `s`.
+void refused(Harness& t, SocketId s) {
+  ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port}), Errc::kInProgress);
+  Tx syn = t.expect_tx();
+  t.iss_ = syn.h.seq;
+  t.local_port = syn.h.src_port;
+  t.inject(wire::tcp_flag::RST | wire::tcp_flag::ACK, 0, 1, 0, 0);
+}
+
+// tcp_set_state(TCP_CLOSE) puts a port the stack chose; the application
+// still holding the dead socket does not keep it.
+TEST(Ports, AChosenPortGoesBackWhenTheConnectionFails) {
+  Harness t(range(40000, 40000));
+  SocketId s = *t.stack().socket();
+  refused(t, s);
+  EXPECT_EQ(t.stack().local_endpoint(s)->port, 0);
+  auto p = bind_any(t);
+  ASSERT_TRUE(p) << "the refused socket still holds the port";
+  EXPECT_EQ(*p, 40000);
+}
+
+// SOCK_BINDPORT_LOCK: a port bind() named stays with the socket.
+TEST(Ports, ANamedPortStaysWithTheSocketPastClosed) {
+  Harness t(range(40000, 40000));
+  SocketId s = *t.stack().socket();
+  ASSERT_EQ(t.stack().bind(s, Endpoint{t.local, 40000}), Errc::kOk);
+  refused(t, s);
+  SocketId o = *t.stack().socket();
+  EXPECT_EQ(t.stack().bind(o, Endpoint{t.local, 40000}), Errc::kAddrInUse);
+  EXPECT_EQ(bind_any(t).error(), Errc::kAddrNotAvail);
+}
+
 // Linux ip_local_reserved_ports: neither walk takes them; bind() may.
 TEST(Ports, ReservedPortsAreSkippedByBothWalksButNotByBind) {
   StackConfig c = range(40000, 40009);
