@@ -200,6 +200,31 @@ void BM_ConnectAndClose(benchmark::State& state) {
 }
 BENCHMARK(BM_ConnectAndClose);
 
+// bind() to port 0 with N ports already held. The bind table is indexed by
+// port, so each candidate costs a look at that port's holders: the time
+// per call must not grow with N (it grew linearly while every candidate
+// walked every socket).
+void BM_BindAnyAmong(benchmark::State& state) {
+  Net n;
+  const IpAddr a = IpAddr::v4(10, 0, 0, 1);
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    SocketId s = *n.a.socket();
+    if (n.a.bind(s, Endpoint{a, 0}) != Errc::kOk) {
+      state.SkipWithError("set-up bind failed");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    SocketId s = *n.a.socket();
+    if (n.a.bind(s, Endpoint{a, 0}) != Errc::kOk) {
+      state.SkipWithError("bind failed");
+      return;
+    }
+    n.a.close(n.now, s);
+  }
+}
+BENCHMARK(BM_BindAnyAmong)->Arg(16)->Arg(1024)->Arg(8192);
+
 void BM_IdleConnectionMemory(benchmark::State& state) {
   const int conns = static_cast<int>(state.range(0));
   for (auto _ : state) {
