@@ -88,65 +88,98 @@ using U32x8 = uint32_t __attribute__((vector_size(32)));
 // 32-bit lane, so 2^15 blocks cannot carry out of a lane.
 constexpr size_t kBlocksPerFold = size_t{1} << 15;
 
+// The plain sum of the 16-bit words that passed through each 32-bit lane.
+// `whole` adds the lanes' 32 bits modulo 2^32 and `hi` their upper halves
+// exactly, so the lower halves' sum is whole - (hi << 16) modulo 2^32: exact,
+// as it stays below 2^32 (kBlocksPerFold). One shift and two adds per
+// vector, where masking out the lower halves took a third operation.
+// (Vectors go by reference: by value they would change the ABI of a
+// function not compiled for AVX.)
+template <typename V>
+struct LaneWords {
+  V whole = {};
+  V hi = {};
+  // The vector at p + off; with `Copy` also stored to dst + off (without,
+  // `dst` is null and takes no offset).
+  template <bool Copy>
+  [[gnu::always_inline]] void add_block(const uint8_t* p, uint8_t* dst, size_t off) {
+    V v;
+    std::memcpy(&v, p + off, sizeof(V));
+    if constexpr (Copy) std::memcpy(dst + off, &v, sizeof(V));
+    whole += v;
+    hi += v >> 16;
+  }
+  // The 16 bytes at `p` (with `Copy` also stored to `dst`) in the low
+  // lanes of an 8-lane vector, the high lanes zero.
+  template <bool Copy>
+  [[gnu::always_inline]] void add_half(const uint8_t* p, uint8_t* dst) {
+    static_assert(sizeof(V) == 32);
+    U32x4 h;
+    std::memcpy(&h, p, sizeof h);
+    if constexpr (Copy) std::memcpy(dst, &h, sizeof h);
+    const V v = __builtin_shufflevector(h, U32x4{}, 0, 1, 2, 3, 4, 5, 6, 7);
+    whole += v;
+    hi += v >> 16;
+  }
+  [[gnu::always_inline]] void add_to(V& out) const { out += (whole - (hi << 16)) + hi; }
+};
+
 // Sum of `n` bytes as native-order 16-bit words (RFC 1071 §2(B): byte order
 // does not matter until the end), as a 64-bit one's-complement partial sum.
 // With `Copy`, each block read is also stored to `dst`: the payload copy and
 // its checksum in one pass over the bytes (Linux
-// csum_partial_copy_nocheck). Each lane adds the low and the high halves of
-// its 32 bits separately; two accumulator pairs let the adds overlap. What
-// is left under one vector goes to the next smaller width, then to
-// native_sum_tail.
+// csum_partial_copy_nocheck). Four blocks per step with two accumulators
+// (the adds overlap, the loop's own bookkeeping is paid once per four).
+// With AVX2, under one vector left, its first 16 bytes join the same lanes
+// (one horizontal sum, not a narrower pass with its own); what is left
+// under that goes to native_sum_tail.
 template <typename V, bool Copy>
 [[gnu::always_inline]] inline uint64_t lane_sum(const uint8_t* p, uint8_t* dst, size_t n) {
   constexpr size_t kW = sizeof(V);
+  constexpr size_t kHalf = kW / 2;
+  constexpr bool kHalves = kW == 32;  // (SSE2's half, 8 bytes, goes to the tail)
   uint64_t total = 0;
-  while (n >= kW) {
-    size_t blocks = std::min(n / kW, kBlocksPerFold);
-    n -= blocks * kW;
-    V lo0 = {}, hi0 = {}, lo1 = {}, hi1 = {};
-    for (; blocks >= 2; blocks -= 2) {
-      V v0, v1;
-      std::memcpy(&v0, p, kW);
-      std::memcpy(&v1, p + kW, kW);
-      if constexpr (Copy) {
-        std::memcpy(dst, &v0, kW);
-        std::memcpy(dst + kW, &v1, kW);
-        dst += 2 * kW;
-      }
-      lo0 += v0 & 0xffff;
-      hi0 += v0 >> 16;
-      lo1 += v1 & 0xffff;
-      hi1 += v1 >> 16;
-      p += 2 * kW;
+  while (n >= (kHalves ? kHalf : kW)) {
+    const size_t fold = std::min(n / kW, kBlocksPerFold);
+    n -= fold * kW;
+    LaneWords<V> a0, a1;
+    size_t blocks = fold;
+    for (; blocks >= 4; blocks -= 4) {
+      a0.template add_block<Copy>(p, dst, 0);
+      a1.template add_block<Copy>(p, dst, kW);
+      a0.template add_block<Copy>(p, dst, 2 * kW);
+      a1.template add_block<Copy>(p, dst, 3 * kW);
+      p += 4 * kW;
+      if constexpr (Copy) dst += 4 * kW;
     }
-    if (blocks > 0) {
-      V v0;
-      std::memcpy(&v0, p, kW);
-      if constexpr (Copy) {
-        std::memcpy(dst, &v0, kW);
-        dst += kW;
-      }
-      lo0 += v0 & 0xffff;
-      hi0 += v0 >> 16;
+    for (; blocks > 0; --blocks) {
+      a0.template add_block<Copy>(p, dst, 0);
       p += kW;
+      if constexpr (Copy) dst += kW;
     }
-    // Each lane holds a plain sum of 16-bit words (< 2^32): their total is
-    // congruent to the data's one's-complement sum modulo 0xffff.
-    // No carry out of a lane: lo0 + lo1 and hi0 + hi1 each add at most 2^15
-    // words of 16 bits, < 2^31.
-    const V both = (lo0 + lo1) + (hi0 + hi1);
+    // The half counts as a block: after a full fold it waits for the next.
+    if constexpr (kHalves) {
+      if (n >= kHalf && n < kW && fold < kBlocksPerFold) {
+        a0.template add_half<Copy>(p, dst);
+        p += kHalf;
+        if constexpr (Copy) dst += kHalf;
+        n -= kHalf;
+      }
+    }
+    // Each lane holds a plain sum of 16-bit words, below 2^32 (at most 2^15
+    // blocks of two words each): their total is congruent to the data's
+    // one's-complement sum modulo 0xffff.
+    V both = {};
+    a0.add_to(both);
+    a1.add_to(both);
     uint64_t s = 0;
     for (size_t i = 0; i < kW / 4; ++i) s += both[i];
     total = add_carry(total, s);
   }
-  if constexpr (kW > 16) {
-    return add_carry(total, lane_sum<U32x4, Copy>(p, dst, n));
-  } else {
-    if constexpr (Copy) {
-      if (n > 0) std::memcpy(dst, p, n);
-    }
-    return add_carry(total, native_sum_tail(p, n));
+  if constexpr (Copy) {
+    if (n > 0) std::memcpy(dst, p, n);
   }
+  return add_carry(total, native_sum_tail(p, n));
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
