@@ -70,9 +70,8 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
   // only on merged packets).
   const uint16_t gso = gso_size < p.payload.size() ? gso_size : 0;
   const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso, p.headers};
-  auto it = demux_.find(t);
-  if (it != demux_.end()) {
-    Socket* s = find(it->second);
+  if (const SocketId id = demux_find(t); id != kNoSocket) {
+    Socket* s = find(id);
     if (s && s->conn) {
       if (md5_drop(*s, p)) return;
       tcp::Connection& c = *s->conn;
@@ -180,7 +179,7 @@ Socket& StackImpl::new_child(Socket& ls, const FourTuple& t) {
     const uint8_t full = t.remote.addr.is_v4() ? 32 : 128;
     c.conn->md5_keys().add(t.remote.addr, full, k->bytes());
   }
-  demux_[t] = c.id;
+  demux_set(t, c.id);
   c.in_demux = true;
   ls.listener->add_embryonic(c.id);
   return c;

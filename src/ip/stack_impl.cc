@@ -12,7 +12,10 @@
 
 namespace weir {
 
-StackImpl::StackImpl(const StackConfig& cfg, Netif& netif) : cfg_(cfg), netif_(netif) {}
+// The base keeps pointers to cfg_ and counters_; neither is read before
+// it is constructed.
+StackImpl::StackImpl(const StackConfig& cfg, Netif& netif)
+    : TcpEnv(&cfg_, &counters_), cfg_(cfg), netif_(netif) {}
 
 // Linux dst_mtu: the route's `mtu N` (RTAX_MTU; weir never sends above its
 // device's MTU, so it caps the value) or the device's, lowered by a learnt
@@ -144,6 +147,14 @@ const Socket* StackImpl::app_socket(SocketId s) const {
   return (p && p->app_open) ? p : nullptr;
 }
 
+SocketId StackImpl::demux_find(const FourTuple& t) {
+  if (demux_last_.id != kNoSocket && demux_last_.t == t) return demux_last_.id;
+  const auto it = demux_.find(t);
+  if (it == demux_.end()) return kNoSocket;
+  demux_last_ = {t, it->second};
+  return it->second;
+}
+
 Socket& StackImpl::new_socket(bool v6) {
   auto s = std::make_unique<Socket>();
   s->id = next_id_++;
@@ -176,7 +187,7 @@ void StackImpl::reap(SocketId id) {
     if (k == Check::kDisable) fastopen_active_disable(last_now_);
     if (k == Check::kForget) fastopen_active_forget();
   }
-  if (s->in_demux && s->conn) demux_.erase(s->conn->tuple());
+  if (s->in_demux && s->conn) demux_erase(s->conn->tuple());
   release_port(*s);
   timers_.cancel(s->timer);
   sockets_.erase(id);
@@ -198,7 +209,7 @@ void StackImpl::after_call(Socket& s) {
   }
   if (ev & tcp::conn_event::kClosed) {
     if (s.in_demux && s.conn) {
-      demux_.erase(s.conn->tuple());
+      demux_erase(s.conn->tuple());
       s.in_demux = false;
     }
     put_port_on_close(s);
@@ -399,7 +410,7 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Time now, Socket& sock, const
     s->conn = std::make_unique<tcp::Connection>(*this, s->id, o);
   }
   if (tw != kNoSocket) recycle_time_wait(tw, *s);
-  demux_[t] = s->id;
+  demux_set(t, s->id);
   s->in_demux = true;
   return t;
 }

@@ -50,9 +50,7 @@ class StackImpl final : public tcp::TcpEnv {
  public:
   StackImpl(const StackConfig& cfg, Netif& netif);
 
-  // ---- TcpEnv ----
-  const StackConfig& cfg() const override { return cfg_; }
-  Counters& counters() override { return counters_; }
+  // ---- TcpEnv (cfg() and counters(): cfg_ and counters_) ----
   XmitResult output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
                     uint8_t tos) override;
   TraceSink* trace() override { return trace_; }
@@ -128,6 +126,19 @@ class StackImpl final : public tcp::TcpEnv {
   XmitResult transmit_built(size_t w);                      // out_buf_[0, w) to the device
   Socket* find(SocketId s);
   const Socket* find(SocketId s) const;
+  // demux_.find(t)'s socket or kNoSocket, remembering the last answer: a
+  // flow's segments usually arrive back to back (as output() keeps the last
+  // address pair's header). Every change to demux_ goes through demux_set or
+  // demux_erase, which forget it.
+  SocketId demux_find(const FourTuple& t);
+  void demux_set(const FourTuple& t, SocketId id) {
+    demux_[t] = id;
+    demux_last_ = {};
+  }
+  void demux_erase(const FourTuple& t) {
+    demux_.erase(t);
+    demux_last_ = {};
+  }
   Socket* app_socket(SocketId s);  // app-visible only
   const Socket* app_socket(SocketId s) const;
   Socket& new_socket(bool v6);
@@ -192,6 +203,10 @@ class StackImpl final : public tcp::TcpEnv {
   std::vector<IpAddr> addrs_;
   std::unordered_map<SocketId, std::unique_ptr<Socket>> sockets_;
   std::unordered_map<FourTuple, SocketId, FourTupleHash> demux_;
+  struct DemuxEntry {
+    FourTuple t;
+    SocketId id = kNoSocket;
+  } demux_last_;  // demux_find's last answer (kNoSocket: none)
   std::map<Endpoint, SocketId> listeners_;
   // Bound sockets by local port, so bind() and connect() look at the
   // port's holders only, not at every socket (Linux's bhash).

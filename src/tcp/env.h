@@ -23,8 +23,11 @@ namespace weir::tcp {
 class TcpEnv {
  public:
   virtual ~TcpEnv() = default;
-  virtual const StackConfig& cfg() const = 0;
-  virtual Counters& counters() = 0;
+  // The stack's configuration and counters are each one object for the
+  // stack's lifetime: reached through the pointers it gives at construction,
+  // not by virtual calls (a connection asks ~16 times per ACK).
+  const StackConfig& cfg() const { return *cfg_; }
+  Counters& counters() { return *counters_; }
   // Sends one segment from `t.local` to `t.remote`; checksums are filled in.
   // kDropped: the local device refused it (Linux __tcp_transmit_skb sees
   // queue_xmit return NET_XMIT_DROP); nothing left the host.
@@ -63,6 +66,15 @@ class TcpEnv {
   // pause ran out: forget the pauses.
   virtual void fastopen_active_disable(Time now) { (void)now; }
   virtual void fastopen_active_forget() {}
+
+ protected:
+  // The objects cfg() and counters() return; they must outlive the
+  // environment (a stack passes its own members).
+  TcpEnv(const StackConfig* cfg, Counters* counters) : cfg_(cfg), counters_(counters) {}
+
+ private:
+  const StackConfig* cfg_;
+  Counters* counters_;
 };
 
 // An arriving segment after IP and TCP parsing.

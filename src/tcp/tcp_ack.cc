@@ -109,7 +109,7 @@ void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
   if (r.rtt_newest) rs.rtt = *r.rtt_newest;
   const bool una_advanced = ack > prior_una;
   ccs_.lost += out.newly_lost;  // tp->lost (BBR's long-term sampling reads it)
-  // One virtual call for the three sysctls read per ACK (TcpEnv::cfg).
+  // The three sysctls read per ACK, looked up once (TcpEnv::cfg).
   const StackConfig& cfg = env_.cfg();
   cc::AckEvent ae;
   ae.ack = ack;

@@ -66,8 +66,8 @@ void Connection::add_ts(wire::TcpHeader& h, Time now) const {
 }
 
 XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payload) {
-  // One virtual call per segment instead of two: the stack's counters are
-  // one object for its lifetime (TcpEnv::counters), also across output().
+  // Looked up once per segment: the stack's counters are one object for
+  // its lifetime (TcpEnv::counters), also across output().
   Counters& counters = env_.counters();
   sign_md5(h);
   if (!h.has(SYN)) {
