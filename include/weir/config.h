@@ -33,6 +33,9 @@ struct StackConfig {
   int tcp_retries2 = 15;
   int tcp_orphan_retries = 0;
   int tcp_fin_timeout_s = 60;
+  // The urgent pointer's reading: 0 (Linux's default, RFC 6093 §4) points
+  // past the urgent byte, 1 at it (RFC 1122 §4.2.2.4). Receive side only.
+  bool tcp_stdurg = false;
   // connect() may take over a TIME-WAIT tuple (timestamps on): 0 never,
   // 1 always, 2 on loopback only; after tcp_tw_reuse_delay ms in TIME-WAIT.
   int tcp_tw_reuse = 2;

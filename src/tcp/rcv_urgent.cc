@@ -3,7 +3,8 @@
 // (tp->urg_data, tp->urg_seq), taken out of the stream unless SO_OOBINLINE,
 // read once by recv(MSG_OOB); reads stop at the mark (tcp_recvmsg,
 // tcp_read_sock). Linux's default tcp_stdurg = 0: the urgent pointer points
-// to the byte after the urgent one (RFC 6093 §4, RFC 9293 §3.8.5).
+// to the byte after the urgent one (RFC 6093 §4, RFC 9293 §3.8.5); with
+// tcp_stdurg = 1 at it.
 #include <algorithm>
 
 #include "tcp/receiver.h"
@@ -11,11 +12,12 @@
 namespace weir::tcp {
 
 // Linux tcp_check_urg: a segment's urgent pointer, if it is news.
-void Receiver::check_urg(Seq32 seq, uint16_t up) {
+void Receiver::check_urg(Seq32 seq, uint16_t up, bool stdurg) {
   if (!synced_) return;
   // tcp_stdurg = 0: SEG.UP names the byte after the urgent one (RFC 6093
-  // §4); a zero pointer is taken as it is (Linux decrements only ptr != 0).
-  const Seq32 ptr = seq + (up ? up - 1u : 0u);
+  // §4); a zero pointer is taken as it is ("if (ptr &&
+  // !sysctl_tcp_stdurg) ptr--").
+  const Seq32 ptr = seq + (up && !stdurg ? up - 1u : up);
   if (copied_seq_ > ptr) return;  // "urgent data that we've already seen and read"
   if (ptr < rcv_nxt_) return;     // "Do not replay urg ptr": a retransmission's pointer
   // "Do we already have a newer (or duplicate) urgent pointer?"

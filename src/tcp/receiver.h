@@ -218,10 +218,11 @@ class Receiver {
   ReadResult read_sock(Time now, std::span<uint8_t> out);
 
   // ---- urgent data (RFC 9293 §3.8.5, RFC 6093; rcv_urgent.cc) ---------------
-  // A segment with URG: Linux tcp_check_urg with tcp_stdurg = 0 (RFC 6093
-  // §4: the pointer points to the byte after the urgent one). `seq` is
+  // A segment with URG: Linux tcp_check_urg. With `stdurg` false (Linux's
+  // default tcp_stdurg = 0, RFC 6093 §4) the pointer points to the byte
+  // after the urgent one, with true at it (RFC 1122 §4.2.2.4). `seq` is
   // SEG.SEQ (the SYN's number, if any), `up` SEG.UP.
-  void check_urg(Seq32 seq, uint16_t up);
+  void check_urg(Seq32 seq, uint16_t up, bool stdurg);
   // Every segment: Linux tcp_urg takes the urgent byte when a segment holds
   // it, in order or not. `seq` is the first payload byte's number. True
   // when it did (readers are woken: sk_data_ready).

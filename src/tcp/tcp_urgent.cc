@@ -4,8 +4,9 @@
 // what we send, and splice() out of the socket. Linux is the reference:
 // tcp_urg / tcp_check_urg (tcp_input.c), tcp_recv_urg / tcp_mark_urg /
 // tcp_splice_read (tcp.c), __tcp_transmit_skb (tcp_output.c).
-// Not modelled: SIGURG (sk_send_sigurg; weir has no signals) and
-// tcp_stdurg = 1 (RFC 1122 §4.2.2.4's reading, which RFC 6093 §4 retired).
+// Not modelled: SIGURG (sk_send_sigurg; weir has no signals). tcp_stdurg
+// = 1 (RFC 1122 §4.2.2.4's reading, which RFC 6093 §4 retired) changes the
+// receive side only, as in Linux: the sender always points past the byte.
 #include <sys/socket.h>
 
 #include "tcp/connection.h"
@@ -17,7 +18,7 @@ using namespace wire::tcp_flag;
 // Linux tcp_urg, run on every acceptable segment after its ACK field and
 // before its text (tcp_rcv_state_process "step 6: check the URG bit").
 void Connection::urg_input(const InSegment& seg) {
-  if (seg.h.has(URG)) rcv_.check_urg(seg.h.seq, seg.h.urgent);
+  if (seg.h.has(URG)) rcv_.check_urg(seg.h.seq, seg.h.urgent, env_.cfg().tcp_stdurg);
   const Seq32 first = seg.h.seq + (seg.h.has(SYN) ? 1u : 0u);
   if (rcv_.take_urg_byte(first, seg.payload)) events_ |= conn_event::kReadiness;  // sk_data_ready
 }

@@ -37,6 +37,7 @@ constexpr Key kKeys[] = {
     {"tcp_retries2", &StackConfig::tcp_retries2},
     {"tcp_orphan_retries", &StackConfig::tcp_orphan_retries},
     {"tcp_fin_timeout", &StackConfig::tcp_fin_timeout_s},
+    {"tcp_stdurg", &StackConfig::tcp_stdurg},
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
     {"tcp_tw_reuse_delay", &StackConfig::tcp_tw_reuse_delay},
     {"ip_local_port_range", &StackConfig::ip_local_port_range},
