@@ -97,10 +97,12 @@ class Stack {
   uint64_t error_reports(SocketId s) const;
   // sendto(MSG_FASTOPEN) to `to`, or the first write on a socket whose
   // TCP_FASTOPEN_CONNECT connect() held the SYN back (`to` unused).
-  // `will_wait`: a blocking call that waits for the handshake to write the rest.
-  // `flags`: MSG_ZEROCOPY gives the SYN's data a notification.
+  // `wait`: how long a blocking caller waits for the handshake to write the
+  // rest (its sock_sndtimeo; Duration::infinite() without SO_SNDTIMEO);
+  // zero: the call does not wait. `flags`: MSG_ZEROCOPY gives the SYN's
+  // data a notification.
   FastOpenSend sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> data, const Endpoint* to,
-                               bool will_wait = false, int flags = 0);
+                               Duration wait = Duration::zero(), int flags = 0);
   bool fastopen_deferred(SocketId s) const;  // connect() returned 0, SYN not sent yet
   void flush_tcp_metrics();                  // `ip tcp_metrics flush all`: the Fast Open cookie cache
   // `ip route add|change|replace DEST ... advmss N mtu [lock] N initcwnd N`:

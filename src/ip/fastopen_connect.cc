@@ -22,7 +22,10 @@ tcp::ActiveFastOpen StackImpl::fastopen_client(Time now, const Socket& s, const 
   // tcp_fastopen_no_cookie: the socket option or the route's metric.
   const bool no_cookie = s.conn->opts().fastopen_no_cookie || route(t.remote.addr).fastopen_no_cookie;
   const fo::ClientDecision d = fo::client_decide(cfg_.tcp_fastopen, no_cookie, cached);
-  tcp::ActiveFastOpen out{d.option, d.send_data, d.mss_clamp};
+  tcp::ActiveFastOpen out;
+  out.option = d.option;
+  out.send_data = d.send_data;
+  out.mss_clamp = d.mss_clamp;
   out.blackhole_probe = v == fo::Blackhole::Verdict::kProbe;
   return out;
 }
@@ -33,7 +36,7 @@ bool StackImpl::fastopen_deferred(SocketId id) const {
 }
 
 FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const uint8_t> d, const Endpoint* to,
-                                        bool will_wait, int flags) {
+                                        Duration wait, int flags) {
   FastOpenSend out;
   Socket* s = app_socket(id);
   if (!s) return FastOpenSend{Errc::kBadf};
@@ -43,7 +46,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
   sync_path_mtu(*s);
   if (s->conn->fastopen_deferred()) {
     tcp::ActiveFastOpen fo = fastopen_client(now, *s, s->conn->tuple());
-    fo.writer_waits = will_wait;
+    fo.writer_until = now + wait;
     out.queued = s->conn->send_deferred_syn(now, fo, d);
     if (flags & MSG_ZEROCOPY) s->conn->zerocopy_syn_data(d.size(), out.queued);
     out.connecting = true;
@@ -66,7 +69,7 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
   auto t = connect_tuple(now, *s, *to);
   if (!t) return FastOpenSend{t.error()};
   tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);
-  fo.writer_waits = will_wait;
+  fo.writer_until = now + wait;
   out.queued = s->conn->open_active_fastopen(now, *t, fo, d);
   if (flags & MSG_ZEROCOPY) s->conn->zerocopy_syn_data(d.size(), out.queued);
   out.connecting = true;

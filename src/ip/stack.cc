@@ -38,8 +38,8 @@ Expected<ErrQueueEntry, Errc> Stack::recv_error(Time now, SocketId s) {
 }
 uint64_t Stack::error_reports(SocketId s) const { return impl_->error_reports(s); }
 FastOpenSend Stack::sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> d, const Endpoint* to,
-                                    bool will_wait, int flags) {
-  return impl_->sendto_fastopen(impl_->mono(now), s, d, to, will_wait, flags);
+                                    Duration wait, int flags) {
+  return impl_->sendto_fastopen(impl_->mono(now), s, d, to, wait, flags);
 }
 bool Stack::fastopen_deferred(SocketId s) const { return impl_->fastopen_deferred(s); }
 void Stack::flush_tcp_metrics() { impl_->flush_tcp_metrics(); }

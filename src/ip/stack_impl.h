@@ -92,7 +92,7 @@ class StackImpl final : public tcp::TcpEnv {
   uint64_t error_reports(SocketId s) const;
   // RFC 7413 client (fastopen_connect.cc).
   FastOpenSend sendto_fastopen(Time now, SocketId s, std::span<const uint8_t> d, const Endpoint* to,
-                               bool will_wait, int flags);
+                               Duration wait, int flags);
   bool fastopen_deferred(SocketId s) const;
   void flush_tcp_metrics() { fo_cache_.flush(); }
   Errc set_route(const Route& r) { return routes_.set(r); }

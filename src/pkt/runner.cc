@@ -125,7 +125,7 @@ XmitResult Runner::try_transmit(std::span<const uint8_t> ip_packet) {
 
 Expected<bool, Stop> Runner::step_engine_once(Time limit) {
   Time d = stack_->next_deadline();
-  if (pending_) d = min(d, pending_->wake);
+  if (pending_) d = min(d, pending_->next_wake());
   if (d.is_never() || d > limit) return false;
   same_instant_ = d <= now_ ? same_instant_ + 1 : 0;
   if (same_instant_ > kMaxStepsPerInstant)

@@ -153,6 +153,10 @@ struct Pending {
   Time expected_end;  // when the script says it returns
   Duration tolerance;
   Time wake = Time::never();  // a poll()/epoll_wait() timeout: completes then
+  // A deadline the call moves while it runs (a Fast Open sendto's second
+  // wait); when set it is read instead of `wake`.
+  std::shared_ptr<const Time> moving_wake;
+  Time next_wake() const { return moving_wake ? *moving_wake : wake; }
   // The call's value once it is done, nothing while it still blocks.
   std::function<Expected<std::optional<int64_t>, Stop>(Time now, int* err)> step;
 };

@@ -56,7 +56,8 @@ class SyscallCtx {
 
   // Runs `op` now; when it says "would block" on a blocking call, it becomes
   // the pending operation, retried after each engine step.
-  Status run(bool blocking, std::function<Attempt(Time)> op, Time wake = Time::never());
+  Status run(bool blocking, std::function<Attempt(Time)> op, Time wake = Time::never(),
+             std::shared_ptr<const Time> moving_wake = nullptr);
   Status run_now(Ret ret) {
     return run(false, [ret](Time) { return done(ret); });
   }

@@ -182,7 +182,8 @@ std::string SyscallCtx::describe(const Ret& r) const {
   return fmt::format("-1 {} ({})", errc_name(static_cast<Errc>(r.err)), errno_text(r.err));
 }
 
-Status SyscallCtx::run(bool blocking, std::function<Attempt(Time)> op, Time wake) {
+Status SyscallCtx::run(bool blocking, std::function<Attempt(Time)> op, Time wake,
+                       std::shared_ptr<const Time> moving_wake) {
   Attempt r = op(r_.now_);
   if (!r) return stopped(r);
   bool ranged = e_.time.block_end.has_value();
@@ -198,6 +199,7 @@ Status SyscallCtx::run(bool blocking, std::function<Attempt(Time)> op, Time wake
   p.event = &e_;
   p.started = r_.now_;
   p.wake = wake;
+  p.moving_wake = std::move(moving_wake);
   const SyscallSpec* spec = &s_;
   Runner* runner = &r_;
   const Event* ev = &e_;
@@ -486,6 +488,10 @@ Status SyscallCtx::write_call(FdEntry& f, size_t want, int flags, bool blocking,
 // the SYN as it takes. A call that may not wait returns those bytes, or
 // EINPROGRESS when none went (__inet_stream_connect); a blocking one waits
 // for the handshake as connect() does, then writes the rest as write() does.
+// SO_SNDTIMEO bounds both waits, each with its own timeo (sock_sndtimeo in
+// __inet_stream_connect, then again in tcp_sendmsg_locked): past the first,
+// the SYN's bytes or EINPROGRESS ("if (err == -EINPROGRESS && copied_syn >
+// 0) goto out"); past the second, what was queued.
 Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool blocking, bool unspec) {
   // An AF_UNSPEC address is a disconnect request, not a Fast Open target.
   if (unspec) return run_now(Ret{-1, EOPNOTSUPP});
@@ -493,26 +499,29 @@ Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool 
   const SocketId s = f.sock;
   const Endpoint to{r_.cfg_.remote_ip, r_.cfg_.connect_port};
   std::vector<uint8_t> buf(want, 0);
-  const FastOpenSend fo = r_.stack_->sendto_fastopen(r_.now_, s, buf, &to, blocking, flags & sym::MSG_ZEROCOPY);
+  const Duration wait = blocking ? r_.stack_->sndtimeo(s) : Duration::zero();
+  const FastOpenSend fo = r_.stack_->sendto_fastopen(r_.now_, s, buf, &to, wait, flags & sym::MSG_ZEROCOPY);
   if (!fo.connecting) return run_now(fo.err == Errc::kOk ? Ret{static_cast<int64_t>(fo.queued), 0} : from(fo.err));
   r_.sut_fd_ = fd_num;  // as connect(): this socket's SYN opens the connection under test
   f.active = true;
   r_.sut_port_ = 0;
-  if (!blocking)
-    return run_now(fo.queued > 0 ? Ret{static_cast<int64_t>(fo.queued), 0} : Ret{-1, EINPROGRESS});
+  auto deadline = std::make_shared<Time>(r_.now_ + wait);
+  const Ret syn_only = fo.queued > 0 ? Ret{static_cast<int64_t>(fo.queued), 0} : Ret{-1, EINPROGRESS};
+  if (*deadline == r_.now_) return run_now(syn_only);
   const int engine_flags = flags & ~(sym::MSG_DONTWAIT | 0x4000 /* MSG_NOSIGNAL */ | sym::MSG_FASTOPEN);
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(fo.queued);
   auto connected = std::make_shared<bool>(false);
-  return run(true, [r, s, want, engine_flags, sent, connected](Time now) -> Attempt {
-    const uint32_t ev = r->stack_->poll(s);
-    if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return blocked();
+  auto op = [r, s, want, engine_flags, sent, connected, deadline, syn_only](Time now) -> Attempt {
     if (!*connected) {
+      const uint32_t ev = r->stack_->poll(s);
+      if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return now < *deadline ? blocked() : done(syn_only);
       int err = 0;
       size_t len = sizeof(err);
       r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
       if (err) return done(Ret{-1, err});  // tcp_sendmsg_locked: out_err, the SYN's bytes are not reported
       *connected = true;
+      *deadline = now + r->stack_->sndtimeo(s);
     }
     if (*sent >= want) return done(Ret{static_cast<int64_t>(*sent), 0});
     std::vector<uint8_t> rest(want - *sent, 0);
@@ -520,9 +529,11 @@ Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool 
     if (got) *sent += *got;
     if (!got && got.error() != Errc::kAgain)
       return done(*sent > 0 ? Ret{static_cast<int64_t>(*sent), 0} : from(got.error()));
-    if (*sent < want) return blocked();
-    return done(Ret{static_cast<int64_t>(*sent), 0});
-  });
+    if (*sent >= want) return done(Ret{static_cast<int64_t>(*sent), 0});
+    if (now < *deadline) return blocked();
+    return done(*sent > 0 ? Ret{static_cast<int64_t>(*sent), 0} : Ret{-1, EAGAIN});  // sk_stream_wait_memory
+  };
+  return run(true, std::move(op), Time::never(), deadline);
 }
 
 // fcntl(fd, F_GETFL|F_SETFL[, flags]): only O_NONBLOCK matters.

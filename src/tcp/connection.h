@@ -105,7 +105,7 @@ struct ActiveFastOpen {
   std::optional<wire::TcpFastOpen> option;  // FO/FOEXP on the first SYN only
   bool send_data = false;                   // the write's head rides on the SYN
   uint16_t mss_clamp = 0;                   // cached peer MSS; 0: our advmss
-  bool writer_waits = false;                // a blocking call waits to write the rest
+  Time writer_until;                        // a blocking call waits to write the rest until then
   bool blackhole_probe = false;             // the first Fast Open after a pause (syn_fastopen_ch)
 };
 
@@ -507,7 +507,9 @@ class Connection {
     bool exp = false;
     bool deferred = false;
     bool first_syn = false;  // the next SYN is the first (carries data and option)
-    bool write_pending = false;  // sk_write_pending: a writer waits with data for after the SYN-ACK
+    // sk_write_pending: a writer waits, until then, with data for after the
+    // SYN-ACK (it stops at its SO_SNDTIMEO: inet_wait_for_connect returns).
+    Time write_pending_until;
     bool blackhole_probe = false;  // tp->syn_fastopen_ch
     uint32_t syn_data = 0;
     Time syn_time;

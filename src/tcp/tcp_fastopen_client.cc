@@ -18,7 +18,7 @@ size_t Connection::queue_syn_data(Time now, const ActiveFastOpen& fo, std::span<
   active_fo_.blackhole_probe |= fo.blackhole_probe;  // set by either check, as Linux
   active_fo_.first_syn = true;
   active_fo_.syn_data = 0;
-  active_fo_.write_pending = fo.writer_waits && !data.empty();
+  active_fo_.write_pending_until = data.empty() ? Time::zero() : fo.writer_until;
   if (!fo.send_data || data.empty()) return 0;
   // The MSS from the path MTU, bounded by the cached MSS (or advmss).
   // tcp_mss_clamp: TCP_MAXSEG bounds it too.
@@ -33,7 +33,7 @@ size_t Connection::queue_syn_data(Time now, const ActiveFastOpen& fo, std::span<
   active_fo_.syn_data = static_cast<uint32_t>(n);
   // __inet_stream_connect's writebias: a blocking sender with data left
   // over (fastopen_req->data still set) counts in sk_write_pending.
-  active_fo_.write_pending = fo.writer_waits && n < data.size();
+  active_fo_.write_pending_until = n < data.size() ? fo.writer_until : Time::zero();
   return n;
 }
 

@@ -143,7 +143,7 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
     // An ACK the SYN-ACK's data drew already acknowledges the SYN-ACK.
     const bool acked = segs_out_ != segs_before;
     if (!(fo && rcv_fastopen_synack(now, seg)) && !acked) {
-      if (active_fo_.write_pending || opts_.defer_accept) {
+      if (now < active_fo_.write_pending_until || opts_.defer_accept) {
         // Linux: with a writer waiting (sk_write_pending), or TCP_DEFER_ACCEPT
         // set on the connecting socket, "save one ACK": data carries it, or
         // the delayed-ACK timer (TCP_DELACK_MAX) does.
@@ -153,7 +153,7 @@ void Connection::input_syn_sent(Time now, const InSegment& seg) {
         send_ack(now);
       }
     }
-    active_fo_.write_pending = false;
+    active_fo_.write_pending_until = Time::zero();
     push(now, false);
     return;
   }
