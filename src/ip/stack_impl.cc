@@ -82,8 +82,9 @@ bool StackImpl::take_global_challenge_ack(Time now) {
 
 XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
                              uint8_t tos) {
-  // IPv4 without an RFC 2385 signature: the prebuilt header for the pair
-  // (wire/tx_template.h), the same bytes as the general path below.
+  // Without an RFC 2385 signature: the prebuilt header for the pair
+  // (wire/tx_template.h), the same bytes as the general path below. A pair
+  // that is not IPv4 on both sides goes out as IPv6 (build_tcp_packet_pieces).
   const IpAddr& src = t.local.addr;
   const IpAddr& dst = t.remote.addr;
   if (h.md5_key.empty() && (tx_tmpl_.is_for(src, dst) || v4_template(src, dst))) {
@@ -91,6 +92,15 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
     if (out_buf_.size() < n) out_buf_.resize(n);
     const size_t w = tx_tmpl_.tmpl.build(h, tos, ip_id_++, payload, std::span(out_buf_.data(), n));
     return transmit_built(w);
+  }
+  // Room for the largest headers, so that the TCP header and its options are
+  // written in one pass (build_tcp_packet_pieces) rather than measured first.
+  const size_t n = wire::kIpv6Header + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
+  if (out_buf_.size() < n) out_buf_.resize(n);
+  if (h.md5_key.empty()) {
+    if (!tx_tmpl6_.is_for(src, dst)) v6_template(src, dst);
+    ++ip_id_;  // as the general path: every datagram takes an id
+    return transmit_built(tx_tmpl6_.tmpl.build(h, tos, 64, payload, std::span(out_buf_.data(), n)));
   }
   wire::IpInfo ip;
   ip.src = t.local.addr;
@@ -101,10 +111,6 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   ip.tos = tos;
   ip.id = ip_id_++;
   ip.df = true;  // RFC 1191: path MTU discovery
-  // Room for the largest headers, so that the TCP header and its options are
-  // written in one pass (build_tcp_packet_pieces) rather than measured first.
-  const size_t n = wire::kIpv6Header + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
-  if (out_buf_.size() < n) out_buf_.resize(n);
   const size_t w = wire::build_tcp_packet_pieces(ip, h, payload, std::span(out_buf_.data(), n));
   return transmit_built(w);
 }
@@ -118,6 +124,14 @@ bool StackImpl::v4_template(const IpAddr& src, const IpAddr& dst) {
   tx_tmpl_.tmpl = wire::TxTemplateV4(src.v4_host_order(), dst.v4_host_order(), 64, true);
   tx_tmpl_.valid = true;
   return true;
+}
+
+// The IPv6 template for src -> dst (no flow label, as output() sets none).
+void StackImpl::v6_template(const IpAddr& src, const IpAddr& dst) {
+  tx_tmpl6_.src = src;
+  tx_tmpl6_.dst = dst;
+  tx_tmpl6_.tmpl = wire::TxTemplateV6(src, dst, 0);
+  tx_tmpl6_.valid = true;
 }
 
 // The `w` bytes built in out_buf_ to the device.

@@ -123,6 +123,7 @@ class StackImpl final : public tcp::TcpEnv {
 
  private:
   bool v4_template(const IpAddr& src, const IpAddr& dst);  // output()'s fast path applies
+  void v6_template(const IpAddr& src, const IpAddr& dst);
   XmitResult transmit_built(size_t w);                      // out_buf_[0, w) to the device
   Socket* find(SocketId s);
   const Socket* find(SocketId s) const;
@@ -226,14 +227,17 @@ class StackImpl final : public tcp::TcpEnv {
   int64_t challenge_second_ = -1;
   int challenge_left_ = 0;
   std::vector<uint8_t> out_buf_;
-  // output()'s IPv4 header for the last address pair it sent between (one
-  // entry: a flow's segments usually go out back to back).
+  // output()'s IP header for the last address pair it sent between, one
+  // per family (one entry: a flow's segments usually go out back to back).
+  template <typename Tmpl>
   struct TxTemplateEntry {
     bool is_for(const IpAddr& s, const IpAddr& d) const { return valid && src == s && dst == d; }
     IpAddr src, dst;
-    wire::TxTemplateV4 tmpl;
+    Tmpl tmpl;
     bool valid = false;
-  } tx_tmpl_;
+  };
+  TxTemplateEntry<wire::TxTemplateV4> tx_tmpl_;
+  TxTemplateEntry<wire::TxTemplateV6> tx_tmpl6_;
   Time last_now_;
 };
 

@@ -176,6 +176,47 @@ size_t TxTemplateV4::build(const TcpHeader& h, uint8_t tos, uint16_t id, Payload
   return total;
 }
 
+TxTemplateV6::TxTemplateV6(const IpAddr& src, const IpAddr& dst, uint32_t flow_label)
+    : flow_label_(flow_label & 0xfffffu) {
+  // write_ipv6's constant fields; pseudo_header_sum's words less the length.
+  uint8_t* p = ip_.data();
+  p[6] = kProtoTcp;
+  std::memcpy(p + 8, src.bytes().data(), 16);
+  std::memcpy(p + 24, dst.bytes().data(), 16);
+  pseudo_sum_ = pseudo_header_sum(src, dst, kProtoTcp, 0);
+}
+
+// TxTemplateV4::build's steps (build_tcp_packet_pieces's order, so every
+// partial sum is the same integer), then the IPv6 header from the template.
+// IPv6's length field leaves its own header out (RFC 8200 §3).
+size_t TxTemplateV6::build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit, PayloadView payload,
+                           std::span<uint8_t> out) const {
+  const size_t plen = payload.size();
+  if (out.size() < kIpv6Header + kTcpHeaderMin + kTcpOptionsMax + plen) return 0;
+  uint8_t* p = out.data();
+  uint8_t* tcp = p + kIpv6Header;
+  const size_t hlen =
+      kTcpHeaderMin + (no_options(h.options) ? 0 : write_options(h.options, tcp + kTcpHeaderMin, true));
+  const size_t seg_len = hlen + plen;
+  if (seg_len > 0xffff) return 0;
+  store_tcp_fixed(tcp, h, hlen);
+  uint32_t sum = pseudo_sum_ + static_cast<uint32_t>(seg_len);  // pseudo_header_sum's length words
+  sum += tcp_fixed_sum(h, hlen);
+  size_t off = hlen;
+  for (std::span<const uint8_t> piece : {payload.first, payload.second}) {
+    if (piece.empty()) continue;
+    sum = csum_add_at(sum, csum_copy(piece, tcp + off), off);
+    off += piece.size();
+  }
+  if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
+  store_be16(tcp + 16, csum_fold(sum));
+  std::memcpy(p, ip_.data(), kIpv6Header);
+  store_be32(p, 6u << 28 | uint32_t{tclass} << 20 | flow_label_);
+  store_be16(p + 4, static_cast<uint16_t>(seg_len));
+  p[7] = hop_limit;
+  return kIpv6Header + seg_len;
+}
+
 std::vector<uint8_t> build_tcp_packet(const IpInfo& ip, const TcpHeader& h,
                                       std::span<const uint8_t> payload) {
   std::vector<uint8_t> out(tcp_packet_size(ip, h, payload.size()));

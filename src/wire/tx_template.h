@@ -1,12 +1,13 @@
-// A prebuilt IPv4 header for one address pair, patched per segment: the
-// send path's fast form of build_tcp_packet_pieces. Linux likewise keeps a
-// socket's constant header fields (inet_sock's saddr/daddr, the TTL, DF)
-// and __ip_queue_xmit writes them into each skb; only the length, the
-// identification, the TOS byte and the checksums change per packet.
+// Prebuilt IP headers for one address pair, patched per segment: the send
+// path's fast forms of build_tcp_packet_pieces. Linux likewise keeps a
+// socket's constant header fields (inet_sock's saddr/daddr, the TTL, DF;
+// ipv6_pinfo's addresses) and __ip_queue_xmit / ip6_xmit write them into
+// each skb; only the length, the identification, the TOS or traffic class
+// and the checksums change per packet.
 //
 // The bytes are exactly build_tcp_packet_pieces's for the same IpInfo and
 // header (tests/wire/tx_template_test.cc compares the two); an RFC 2385
-// signed segment or an IPv6 pair takes the general path.
+// signed segment takes the general path.
 #pragma once
 
 #include <array>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <span>
 
+#include "weir/addr.h"
 #include "wire/packet.h"
 
 namespace weir::wire {
@@ -36,6 +38,30 @@ class TxTemplateV4 {
   std::array<uint8_t, kIpv4HeaderMin> ip_{};  // constant fields; length, id, TOS, checksum zero
   uint32_t ip_sum_ = 0;      // RFC 1071 sum of the constant IPv4 header words
   uint32_t pseudo_sum_ = 0;  // of the pseudo-header's addresses and protocol (RFC 9293 §3.1)
+};
+
+// The IPv6 form (RFC 8200 §3): no header checksum, so only the payload
+// length, the traffic class and the hop limit are written per segment;
+// the flow label is the pair's (RFC 6437: one per flow).
+class TxTemplateV6 {
+ public:
+  TxTemplateV6() = default;
+  // Datagrams from `src` to `dst` (neither IPv4-mapped) with this flow label.
+  TxTemplateV6(const IpAddr& src, const IpAddr& dst, uint32_t flow_label);
+
+  // build_tcp_packet_pieces(ip, h, payload, out) for an IpInfo of this
+  // template's addresses and flow label with `tclass` (IpInfo::tos) and
+  // `hop_limit` (IpInfo::ttl); `h.md5_key` must be empty. `out` needs room
+  // for the largest headers (40 + 20 + 40 bytes) and the payload. Returns
+  // the datagram's length, or 0 when it would not fit `out` or its
+  // payload-length field.
+  size_t build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit, PayloadView payload,
+               std::span<uint8_t> out) const;
+
+ private:
+  std::array<uint8_t, kIpv6Header> ip_{};  // constant fields; first word, length, hop limit zero
+  uint32_t flow_label_ = 0;
+  uint32_t pseudo_sum_ = 0;  // of the pseudo-header's addresses and next header (RFC 8200 §8.1)
 };
 
 }  // namespace weir::wire

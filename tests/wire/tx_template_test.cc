@@ -1,9 +1,11 @@
-// TxTemplateV4::build must write exactly build_tcp_packet_pieces's bytes:
-// the send path uses it for every IPv4 segment without an RFC 2385 key.
+// TxTemplateV4::build and TxTemplateV6::build must write exactly
+// build_tcp_packet_pieces's bytes: the send path uses them for every
+// segment without an RFC 2385 key.
 #include "wire/tx_template.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 #include <vector>
 
@@ -20,11 +22,23 @@ struct Case {
 // Headers as the engine sends them and stranger: every option, SACK blocks,
 // items in a script's order, payloads of odd and even lengths in one or
 // two pieces (the second starting at an odd offset), all TOS and id values.
-Case random_case(std::mt19937& rng) {
+// IPv6: random addresses under 2001:db8::/32 and fd00::/8 (never
+// IPv4-mapped), any traffic class, hop limit and 20-bit flow label.
+Case random_case(std::mt19937& rng, bool v6 = false) {
   auto u = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
   Case c;
-  c.ip.src = IpAddr::v4(static_cast<uint8_t>(u(256)), 0, 2, static_cast<uint8_t>(u(256)));
-  c.ip.dst = IpAddr::v4(198, 51, static_cast<uint8_t>(u(256)), 7);
+  if (v6) {
+    std::array<uint8_t, 16> s{0x20, 0x01, 0x0d, 0xb8}, d{0xfd};
+    for (size_t i = 4; i < 16; ++i) s[i] = static_cast<uint8_t>(u(256));
+    for (size_t i = 1; i < 16; ++i) d[i] = static_cast<uint8_t>(u(256));
+    c.ip.src = IpAddr::v6(s);
+    c.ip.dst = IpAddr::v6(d);
+    c.ip.version = 6;
+    c.ip.flow_label = u(4) == 0 ? 0 : static_cast<uint32_t>(rng()) & 0xfffffu;
+  } else {
+    c.ip.src = IpAddr::v4(static_cast<uint8_t>(u(256)), 0, 2, static_cast<uint8_t>(u(256)));
+    c.ip.dst = IpAddr::v4(198, 51, static_cast<uint8_t>(u(256)), 7);
+  }
   c.ip.ttl = u(4) == 0 ? static_cast<uint8_t>(u(256)) : 64;
   c.ip.df = u(4) != 0;
   c.ip.tos = static_cast<uint8_t>(u(256));
@@ -79,6 +93,42 @@ TEST(TxTemplateV4, WritesTheGeneralBuildersBytes) {
     // And it parses back with both checksums valid.
     ASSERT_TRUE(parse_tcp_packet(std::span<const uint8_t>(got.data(), ng)).has_value()) << "case " << i;
   }
+}
+
+TEST(TxTemplateV6, WritesTheGeneralBuildersBytes) {
+  std::mt19937 rng(20261202);
+  for (int i = 0; i < 5000; ++i) {
+    const Case c = random_case(rng, true);
+    const std::span<const uint8_t> all(c.data);
+    const PayloadView pv(all.first(c.split), all.subspan(c.split));
+    const size_t room = kIpv6Header + kTcpHeaderMin + kTcpOptionsMax + c.data.size();
+    std::vector<uint8_t> want(room, 0xee), got(room, 0xdd);
+    const size_t nw = build_tcp_packet_pieces(c.ip, c.h, pv, want);
+    const TxTemplateV6 t(c.ip.src, c.ip.dst, c.ip.flow_label);
+    const size_t ng = t.build(c.h, c.ip.tos, c.ip.ttl, pv, got);
+    ASSERT_EQ(ng, nw) << "case " << i;
+    ASSERT_GT(nw, 0u);
+    ASSERT_TRUE(std::equal(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(nw), got.begin()))
+        << "case " << i;
+    const auto back = parse_tcp_packet(std::span<const uint8_t>(got.data(), ng));
+    ASSERT_TRUE(back.has_value()) << "case " << i;
+    EXPECT_EQ(back->ip.flow_label, c.ip.flow_label);
+    EXPECT_EQ(back->ip.tos, c.ip.tos);
+    EXPECT_EQ(back->ip.ttl, c.ip.ttl);
+  }
+}
+
+TEST(TxTemplateV6, RefusesTooLongAPayloadOrABufferWithoutRoomForAnyOptions) {
+  // The payload length field counts the TCP segment only (RFC 8200 §3): a
+  // segment of 65,535 bytes fits, one more does not.
+  TcpHeader h;
+  const TxTemplateV6 t(*IpAddr::parse("2001:db8::1"), *IpAddr::parse("2001:db8::2"), 0);
+  std::vector<uint8_t> fits(65535 - 20, 1), over(65535 - 20 + 1, 1);
+  std::vector<uint8_t> out(100 + over.size());
+  EXPECT_EQ(t.build(h, 0, 64, PayloadView(std::span<const uint8_t>(fits)), out), 40u + 65535u);
+  EXPECT_EQ(t.build(h, 0, 64, PayloadView(std::span<const uint8_t>(over)), out), 0u);
+  std::vector<uint8_t> small(99);
+  EXPECT_EQ(t.build(h, 0, 64, {}, small), 0u);
 }
 
 TEST(TxTemplateV4, RefusesTooLongADatagramOrABufferWithoutRoomForAnyOptions) {
