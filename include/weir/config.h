@@ -26,6 +26,13 @@ struct StackConfig {
   bool tcp_window_scaling = true;
   int tcp_ecn = 2;  // 2: accept ECN when asked, never ask (Linux default)
 
+  // IP header fields (RFC 791 TTL, RFC 2474 DS field). A socket's IP_TTL /
+  // IPV6_UNICAST_HOPS of -1 takes ip_default_ttl (net.ipv4.ip_default_ttl,
+  // 1..255). tcp_reflect_tos 1: a passive open's SYN-ACK and child take the
+  // SYN's DSCP (Linux tcp_v4_send_synack / tcp_v4_syn_recv_sock).
+  int ip_default_ttl = 64;
+  int tcp_reflect_tos = 0;
+
   // Connection set-up and teardown.
   int tcp_syn_retries = 6;
   int tcp_synack_retries = 5;

@@ -144,7 +144,7 @@ void StackImpl::reset_no_socket(const FourTuple& t, const tcp::InSegment& seg, s
     h.options.md5 = wire::Md5Digest{};
     h.md5_key = md5_key;
   }
-  output(t, h, {}, 0);
+  output(t, h, {}, tcp::reply_ip_fields(cfg_, t.remote.addr.is_v4(), seg.tos));  // tcp_v4_send_reset
   counters_.inc(Counter::TcpOutSegs);
   counters_.inc(Counter::TcpOutRsts);
 }
@@ -167,12 +167,17 @@ bool StackImpl::input_listener(Time now, Socket& ls, const FourTuple& t, const t
 
 // A connection born of listener `ls` for tuple `t`: not yet visible to the
 // application, demuxed, and counted against the SYN queue until accepted.
-Socket& StackImpl::new_child(Socket& ls, const FourTuple& t) {
+// It inherits the listener's options, IP_TOS and IP_TTL among them (Linux
+// inet_csk_clone_lock copies inet->tos and uc_ttl); `syn_tos` is the TOS
+// of the segment that opened it (the SYN, or a cookie's ACK: Linux
+// cookie_tcp_reqsk_init sets syn_tos from the ACK).
+Socket& StackImpl::new_child(Socket& ls, const FourTuple& t, uint8_t syn_tos) {
   Socket& c = new_socket(ls.v6);
   c.app_open = false;
   c.listener_parent = ls.id;
   c.local = t.local;
   c.conn = std::make_unique<tcp::Connection>(*this, c.id, ls.conn->opts());
+  if (cfg_.tcp_reflect_tos) tcp::reflect_syn_tos(c.conn->opts(), t.remote.addr.is_v4(), syn_tos);
   // Linux tcp_v4_syn_recv_sock copies the listener's key for this peer (as a
   // full-length prefix); the SYN-ACK is signed with it.
   if (const tcp::md5::Key* k = ls.conn->md5_keys().lookup(t.remote.addr)) {
@@ -219,7 +224,7 @@ void StackImpl::listener_syn(Time now, Socket& ls, const FourTuple& t, const tcp
     return;
   }
   const tcp::PassiveFastOpen fo = fastopen_syn(now, ls, t, seg);
-  Socket& c = new_child(ls, t);
+  Socket& c = new_child(ls, t, seg.tos);
   // Linux tcp_conn_request -> tcp_reqsk_record_syn (not for a SYN answered
   // with a cookie: that request is gone, and its child has no saved SYN).
   if (ls.conn->opts().save_syn) c.conn->set_saved_syn(seg.headers);
@@ -271,10 +276,21 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
     h.options.md5 = wire::Md5Digest{};
     h.md5_key = key;
   }
-  output(t, h, {}, 0);
+  output(t, h, {}, listener_synack_ip(ls, t, syn.tos));
   counters_.inc(Counter::TcpOutSegs);
   counters_.inc(Counter::TcpExtSyncookiesSent);
   ls.listener->note_cookie_sent(now);
+}
+
+// Linux tcp_v4_send_synack / tcp_v6_send_synack for a request without a
+// child (a SYN cookie): the listener's TOS and TTL, or under
+// tcp_reflect_tos the SYN's DSCP ("(syn_tos & ~INET_ECN_MASK) | (tos &
+// INET_ECN_MASK)"; a listener has sent nothing, so its ECN field is 0 and
+// RFC 3168 §6.1.1 keeps a SYN-ACK not-ECT).
+tcp::IpFields StackImpl::listener_synack_ip(const Socket& ls, const FourTuple& t, uint8_t syn_tos) const {
+  tcp::IpFields f = tcp::socket_ip_fields(ls.conn->opts(), cfg_, t.remote.addr.is_v4());
+  if (cfg_.tcp_reflect_tos) f.tos = syn_tos & ~tcp::kIpEcnMask;
+  return f;
 }
 
 bool StackImpl::listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& seg) {
@@ -294,7 +310,7 @@ bool StackImpl::listener_cookie_ack(Time now, Socket& ls, const FourTuple& t, co
   tcp::CookieOptions co;
   co.mss = *mss;
   if (seg.h.options.ts) co = tcp::cookie_decode_tsecr(seg.h.options.ts->ecr, *mss);
-  Socket& c = new_child(ls, t);
+  Socket& c = new_child(ls, t, seg.tos);
   c.conn->open_from_cookie(now, t, seg, co, ls.id);
   // The ACK may carry data: process it as an established connection would.
   if (!seg.payload.empty() || seg.h.has(FIN)) c.conn->input(now, seg);

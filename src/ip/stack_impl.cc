@@ -81,16 +81,17 @@ bool StackImpl::take_global_challenge_ack(Time now) {
 }
 
 XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
-                             uint8_t tos) {
-  // Without an RFC 2385 signature: the prebuilt header for the pair
-  // (wire/tx_template.h), the same bytes as the general path below. A pair
-  // that is not IPv4 on both sides goes out as IPv6 (build_tcp_packet_pieces).
+                             tcp::IpFields f) {
+  // Without an RFC 2385 signature: the prebuilt header for the pair (and,
+  // for IPv4, the TTL; wire/tx_template.h), the same bytes as the general
+  // path below. A pair that is not IPv4 on both sides goes out as IPv6
+  // (build_tcp_packet_pieces).
   const IpAddr& src = t.local.addr;
   const IpAddr& dst = t.remote.addr;
-  if (h.md5_key.empty() && (tx_tmpl_.is_for(src, dst) || v4_template(src, dst))) {
+  if (h.md5_key.empty() && (tx_tmpl_.is_for(src, dst, f.ttl) || v4_template(src, dst, f.ttl))) {
     const size_t n = wire::kIpv4HeaderMin + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
     if (out_buf_.size() < n) out_buf_.resize(n);
-    const size_t w = tx_tmpl_.tmpl.build(h, tos, ip_id_++, payload, std::span(out_buf_.data(), n));
+    const size_t w = tx_tmpl_.tmpl.build(h, f.tos, ip_id_++, payload, std::span(out_buf_.data(), n));
     return transmit_built(w);
   }
   // Room for the largest headers, so that the TCP header and its options are
@@ -100,28 +101,29 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   if (h.md5_key.empty()) {
     if (!tx_tmpl6_.is_for(src, dst)) v6_template(src, dst);
     ++ip_id_;  // as the general path: every datagram takes an id
-    return transmit_built(tx_tmpl6_.tmpl.build(h, tos, 64, payload, std::span(out_buf_.data(), n)));
+    return transmit_built(tx_tmpl6_.tmpl.build(h, f.tos, f.ttl, payload, std::span(out_buf_.data(), n)));
   }
   wire::IpInfo ip;
   ip.src = t.local.addr;
   ip.dst = t.remote.addr;
   ip.version = (ip.src.is_v4() && ip.dst.is_v4()) ? 4 : 6;
   ip.proto = wire::kProtoTcp;
-  ip.ttl = 64;
-  ip.tos = tos;
+  ip.ttl = f.ttl;  // RFC 791 Time to Live / RFC 8200 Hop Limit
+  ip.tos = f.tos;  // RFC 2474 DS field with RFC 3168's ECN field
   ip.id = ip_id_++;
   ip.df = true;  // RFC 1191: path MTU discovery
   const size_t w = wire::build_tcp_packet_pieces(ip, h, payload, std::span(out_buf_.data(), n));
   return transmit_built(w);
 }
 
-// Makes the template for src -> dst when the pair changed; false when
-// either is not IPv4 (ttl 64 and DF as output() sets them).
-bool StackImpl::v4_template(const IpAddr& src, const IpAddr& dst) {
+// Makes the template for src -> dst with `ttl` when the pair or TTL
+// changed; false when either address is not IPv4 (DF as output() sets it).
+bool StackImpl::v4_template(const IpAddr& src, const IpAddr& dst, uint8_t ttl) {
   if (!src.is_v4() || !dst.is_v4()) return false;
   tx_tmpl_.src = src;
   tx_tmpl_.dst = dst;
-  tx_tmpl_.tmpl = wire::TxTemplateV4(src.v4_host_order(), dst.v4_host_order(), 64, true);
+  tx_tmpl_.ttl = ttl;
+  tx_tmpl_.tmpl = wire::TxTemplateV4(src.v4_host_order(), dst.v4_host_order(), ttl, true);
   tx_tmpl_.valid = true;
   return true;
 }
@@ -531,6 +533,10 @@ Errc StackImpl::setsockopt(Time now, SocketId id, int level, int name, std::span
   if (level == IPPROTO_TCP && (name == TCP_MD5SIG || name == TCP_MD5SIG_EXT))
     return tcp::md5::apply_sockopt(s->conn->md5_keys(), name, s->v6, v);
   if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY) return v6only_sockopt(*s, v);
+  // IP_TOS, IP_TTL, IPV6_TCLASS, IPV6_UNICAST_HOPS: the socket's family
+  // decides what reaches the IPv6 level (tcp/ip_fields.h). They apply from
+  // the next segment on (Linux resets the cached route: sk_dst_reset).
+  if (auto e = tcp::set_ip_field(s->conn->opts(), s->v6, level, name, v)) return *e;
   Errc e = s->conn->setsockopt(now, level, name, v);
   after_call(*s);
   return e;
@@ -567,6 +573,7 @@ Errc StackImpl::getsockopt(SocketId id, int level, int name, std::span<uint8_t> 
     if (len) *len = sizeof on;
     return Errc::kOk;
   }
+  if (auto e = tcp::get_ip_field(s->conn->opts(), s->v6, s->conn->tx_ecn(), cfg_, level, name, v, len)) return *e;
   return s->conn->getsockopt(level, name, v, len);
 }
 

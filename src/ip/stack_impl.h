@@ -52,7 +52,7 @@ class StackImpl final : public tcp::TcpEnv {
 
   // ---- TcpEnv (cfg() and counters(): cfg_ and counters_) ----
   XmitResult output(const FourTuple& t, const wire::TcpHeader& h, wire::PayloadView payload,
-                    uint8_t tos) override;
+                    tcp::IpFields ip) override;
   TraceSink* trace() override { return trace_; }
   bool take_global_challenge_ack(Time now) override;
   uint32_t path_mtu(const IpAddr& remote) const override;
@@ -122,7 +122,7 @@ class StackImpl final : public tcp::TcpEnv {
   }
 
  private:
-  bool v4_template(const IpAddr& src, const IpAddr& dst);  // output()'s fast path applies
+  bool v4_template(const IpAddr& src, const IpAddr& dst, uint8_t ttl);  // output()'s fast path applies
   void v6_template(const IpAddr& src, const IpAddr& dst);
   XmitResult transmit_built(size_t w);                      // out_buf_[0, w) to the device
   Socket* find(SocketId s);
@@ -143,7 +143,7 @@ class StackImpl final : public tcp::TcpEnv {
   Socket* app_socket(SocketId s);  // app-visible only
   const Socket* app_socket(SocketId s) const;
   Socket& new_socket(bool v6);
-  Socket& new_child(Socket& ls, const FourTuple& t);
+  Socket& new_child(Socket& ls, const FourTuple& t, uint8_t syn_tos);
   void after_call(Socket& s);       // events, timers, readiness, reaping
   void reschedule(Socket& s);
   void notify(SocketId id);
@@ -171,6 +171,7 @@ class StackImpl final : public tcp::TcpEnv {
   bool fastopen_queue_ok(Time now, Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);
   void reset_no_socket(const FourTuple& t, const tcp::InSegment& seg, std::span<const uint8_t> md5_key = {});
+  tcp::IpFields listener_synack_ip(const Socket& ls, const FourTuple& t, uint8_t syn_tos) const;
   // RFC 2385 (md5_input.cc): Linux tcp_inbound_hash before any state change.
   bool md5_drop(const Socket& s, const wire::TcpPacket& p);
   void md5_reset_no_socket(const FourTuple& t, const wire::TcpPacket& p, const tcp::InSegment& seg);
@@ -229,10 +230,15 @@ class StackImpl final : public tcp::TcpEnv {
   std::vector<uint8_t> out_buf_;
   // output()'s IP header for the last address pair it sent between, one
   // per family (one entry: a flow's segments usually go out back to back).
+  // The IPv4 one holds the TTL (the socket's IP_TTL), so the TTL is part of
+  // its key; the IPv6 one writes the hop limit per segment (key ttl 0).
   template <typename Tmpl>
   struct TxTemplateEntry {
-    bool is_for(const IpAddr& s, const IpAddr& d) const { return valid && src == s && dst == d; }
+    bool is_for(const IpAddr& s, const IpAddr& d, uint8_t t = 0) const {
+      return valid && ttl == t && src == s && dst == d;
+    }
     IpAddr src, dst;
+    uint8_t ttl = 0;
     Tmpl tmpl;
     bool valid = false;
   };

@@ -89,6 +89,14 @@ struct SockOpts {
   int64_t sndtimeo = kMaxScheduleTimeout;
   uint8_t save_syn = 0;             // TCP_SAVE_SYN: 1 network + TCP headers, 2 also the MAC header
   uint32_t tx_delay_us = 0;         // TCP_TX_DELAY (Linux tp->tcp_tx_delay)
+  // IP header fields (tcp/ip_fields.h; Linux inet->tos, inet->uc_ttl,
+  // np->tclass, np->hop_limit), copied to a passive open's child as
+  // inet_csk_clone_lock copies the listener. DSCP only: TCP sets the ECN
+  // field per segment (RFC 3168 §6.1.1).
+  uint8_t ip_tos = 0;       // IP_TOS
+  int16_t ip_ttl = -1;      // IP_TTL; -1: net.ipv4.ip_default_ttl
+  uint8_t ipv6_tclass = 0;  // IPV6_TCLASS
+  int16_t ipv6_hops = -1;   // IPV6_UNICAST_HOPS; -1: kIpv6DefaultHops
 };
 
 // How a listener answers a SYN under Fast Open (RFC 7413 §4.2.2): `child`
@@ -222,6 +230,7 @@ class Connection {
   uint8_t take_events() { uint8_t e = events_; events_ = 0; return e; }
   const SockOpts& opts() const { return opts_; }
   SockOpts& opts() { return opts_; }
+  uint8_t tx_ecn() const { return tx_ecn_; }  // tcp/ip_fields.h get_ip_field
   // RFC 2385 keys (TCP_MD5SIG) and the one for this connection's peer.
   md5::KeyList& md5_keys() { return md5_keys_; }
   const md5::KeyList& md5_keys() const { return md5_keys_; }
@@ -378,6 +387,7 @@ class Connection {
   wire::TcpHeader& tx_header(uint8_t flags, Seq32 seq);  // header() in the reused template
   void add_ts(wire::TcpHeader& h, Time now) const;
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
+  IpFields ip_fields(uint8_t ecn) const;  // tcp_output.cc: the IP header of a segment
   void on_local_drop(Time now);  // tcp_enter_cwr on NET_XMIT_DROP
   void on_segment_dropped(Time now, SeqRange r, bool retransmit, bool tlp);
   XmitResult send_syn(Time now);  // the SYN and SYN-ACK stay queued when dropped (tcp_connect ignores it)
@@ -576,6 +586,9 @@ class Connection {
     bool demand_cwr = false;  // a CE mark arrived: ECE on every segment until CWR comes
     bool seen = false;        // an ECT or CE packet arrived (TCPI_OPT_ECN_SEEN)
   } ecn_;
+  // The ECN field of the last segment sent: Linux INET_ECN_xmit /
+  // INET_ECN_dontxmit keep it in inet->tos, which getsockopt(IP_TOS) reads.
+  uint8_t tx_ecn_ = 0;
 
   // The header of data segments and ACKs, reused (tx_header): building a
   // fresh ~290-byte TcpHeader cost its zeroing on every segment sent.

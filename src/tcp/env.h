@@ -8,6 +8,7 @@
 #include <span>
 
 #include "tcp/fastopen_client.h"
+#include "tcp/ip_fields.h"
 #include "weir/addr.h"
 #include "weir/config.h"
 #include "weir/counters.h"
@@ -32,9 +33,10 @@ class TcpEnv {
   // kDropped: the local device refused it (Linux __tcp_transmit_skb sees
   // queue_xmit return NET_XMIT_DROP); nothing left the host.
   // The payload may come in two pieces (the send ring wraps); the stack
-  // copies them into the packet while it checksums them.
+  // copies them into the packet while it checksums them. `ip` is the
+  // TOS / traffic class byte (DSCP and ECN) and TTL / hop limit.
   virtual XmitResult output(const FourTuple& t, const wire::TcpHeader& h,
-                            wire::PayloadView payload, uint8_t tos) = 0;
+                            wire::PayloadView payload, IpFields ip) = 0;
   virtual TraceSink* trace() = 0;
   // RFC 5961 §7 / Linux tcp_challenge_ack_limit: a stack-wide budget of
   // challenge ACKs per second. Returns true if one may be sent now.

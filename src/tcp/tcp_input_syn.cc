@@ -44,7 +44,10 @@ void Connection::send_reset_for(Time now, const InSegment& seg) {
   (void)now;
   wire::TcpHeader h = reset_reply(tuple_, seg);
   sign_md5(h);  // Linux tcp_v4_send_reset: a full socket's key for the peer signs it
-  env_.output(tuple_, h, {}, 0);
+  // Linux tcp_v4_send_reset / tcp_v6_send_reset: the segment's DSCP and
+  // the control socket's TTL, never the socket's ("if a packet caused RST,
+  // ... we build reply only basing on parameters arrived with segment").
+  env_.output(tuple_, h, {}, reply_ip_fields(env_.cfg(), tuple_.remote.addr.is_v4(), seg.tos));
   env_.counters().inc(Counter::TcpOutSegs);
   env_.counters().inc(Counter::TcpOutRsts);
 }

@@ -85,10 +85,11 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
     }
   }
   const uint8_t ecn = h.has(SYN) ? 0 : ecn_send(h, payload.size());  // RFC 3168 §6.1.1: SYNs are not-ECT
+  if (!h.has(SYN)) tx_ecn_ = ecn;  // Linux tcp_ecn_send: INET_ECN_xmit / INET_ECN_dontxmit
   // Read before the output: a device that delivers synchronously back into
   // the stack may send again from this connection, reusing tx_hdr_.
   const bool has_ack = h.has(ACK);
-  const XmitResult r = env_.output(tuple_, h, payload, ecn);
+  const XmitResult r = env_.output(tuple_, h, payload, ip_fields(ecn));
   // Linux __tcp_transmit_skb counts TCP_MIB_OUTSEGS and segs_out and runs
   // tcp_event_ack_sent before queue_xmit: a segment the device drops still
   // counts, and a dropped ACK is not sent again (__tcp_send_ack ignores the
@@ -101,6 +102,22 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   }
   if (r == XmitResult::kDropped) on_local_drop(now);
   return r;
+}
+
+// The IP header of this connection's segments: the socket's DSCP (IP_TOS,
+// or IPV6_TCLASS for native IPv6; RFC 2474) with the segment's ECN field
+// (RFC 3168 §5, chosen by §6.1.1's rules in ecn_send), and the socket's
+// TTL / hop limit (Linux __ip_queue_xmit: iph->tos = inet->tos,
+// ip_select_ttl; ip6_xmit: tclass, np->hop_limit). TIME-WAIT answers as
+// Linux's timewait socket does, through the control socket
+// (tcp_v4_timewait_ack -> ip_send_unicast_reply): tw_tos without the ECN
+// field, and the default TTL.
+IpFields Connection::ip_fields(uint8_t ecn) const {
+  const bool v4 = tuple_.remote.addr.is_v4();
+  IpFields f = socket_ip_fields(opts_, env_.cfg(), v4);
+  if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(env_.cfg(), v4, 0).ttl};
+  f.tos |= ecn;
+  return f;
 }
 
 // Linux __tcp_transmit_skb: queue_xmit returned NET_XMIT_DROP (err > 0), so

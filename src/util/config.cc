@@ -31,6 +31,8 @@ constexpr Key kKeys[] = {
     {"tcp_dsack", &StackConfig::tcp_dsack},
     {"tcp_window_scaling", &StackConfig::tcp_window_scaling},
     {"tcp_ecn", &StackConfig::tcp_ecn},
+    {"ip_default_ttl", &StackConfig::ip_default_ttl},
+    {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos},
     {"tcp_syn_retries", &StackConfig::tcp_syn_retries},
     {"tcp_synack_retries", &StackConfig::tcp_synack_retries},
     {"tcp_retries1", &StackConfig::tcp_retries1},
@@ -158,6 +160,12 @@ std::string check_range(const StackConfig& c, std::string_view name) {
   // tcp_tw_reuse_delay_max: TCP_PAWS_MSL seconds.
   if (name == "tcp_tw_reuse_delay" && (c.tcp_tw_reuse_delay < 1 || c.tcp_tw_reuse_delay > 60000))
     return fmt::format("tcp_tw_reuse_delay: expected 1..60000 ms, got {}", c.tcp_tw_reuse_delay);
+  // Linux ipv4_table: ip_default_ttl is proc_dointvec_minmax over
+  // ip_ttl_min..ip_ttl_max (1..255); tcp_reflect_tos over 0..1.
+  if (name == "ip_default_ttl" && (c.ip_default_ttl < 1 || c.ip_default_ttl > 255))
+    return fmt::format("ip_default_ttl: expected 1..255, got {}", c.ip_default_ttl);
+  if (name == "tcp_reflect_tos" && (c.tcp_reflect_tos < 0 || c.tcp_reflect_tos > 1))
+    return fmt::format("tcp_reflect_tos: expected 0 or 1, got {}", c.tcp_reflect_tos);
   const auto& r = c.ip_local_port_range;
   if (name == "ip_local_port_range" && (r[0] < 1 || r[1] > 65535 || r[1] < r[0]))
     return fmt::format("ip_local_port_range: expected 'low high' with 1 <= low <= high <= 65535, got '{} {}'",
