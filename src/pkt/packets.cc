@@ -68,9 +68,17 @@ std::string ecn_text(Ecn e) {
   return "";
 }
 
+// The IP attributes the script names, as it names them: [tos 0x..],
+// [ttl N] (the live packet's shown in the same place, for the caret).
+void render_ip(Rendered& r, const PacketSpec& p, uint8_t tos, uint8_t ttl) {
+  if (p.tos) r.fields.push_back({"tos", fmt::format("[tos 0x{:x}]", tos)});
+  if (p.ttl) r.fields.push_back({"ttl", fmt::format("[ttl {}]", ttl)});
+}
+
 Rendered render_expected(const PacketSpec& p) {
   Rendered r;
   if (p.ecn != Ecn::kUnset) r.fields.push_back({"ecn", ecn_text(p.ecn)});
+  render_ip(r, p, static_cast<uint8_t>(p.tos.value_or(0)), static_cast<uint8_t>(p.ttl.value_or(0)));
   r.fields.push_back({"flags", p.flags_text});
   r.fields.push_back({"seq", fmt::format("{}:{}({})", p.seq_start, p.seq_end, p.len)});
   if (p.ack) r.fields.push_back({"ack", fmt::format("ack {}", *p.ack)});
@@ -94,17 +102,19 @@ struct Actual {
   uint32_t ack = 0;
   uint16_t win = 0;
   uint16_t urg = 0;  // the urgent pointer
-  uint8_t tos = 0;
+  uint8_t tos = 0;  // IPv4 TOS / IPv6 traffic class, ECN field included
+  uint8_t ttl = 0;  // IPv4 TTL / IPv6 hop limit
   wire::TcpOptions options;
   uint32_t ts_val_script = 0;  // TS val mapped to script space
 };
 
-Rendered render_actual(const Actual& a, bool show_ecn) {
+Rendered render_actual(const PacketSpec& p, const Actual& a) {
   Rendered r;
-  if (show_ecn) {
+  if (p.ecn != Ecn::kUnset) {
     static const char* kEcn[] = {"[noecn]", "[ect1]", "[ect0]", "[ce]"};
     r.fields.push_back({"ecn", kEcn[a.tos & 3]});
   }
+  render_ip(r, p, a.tos, a.ttl);
   std::string flags = wire::format_flags(a.flags);
   r.fields.push_back({"flags", flags.empty() ? "-" : flags});
   r.fields.push_back({"seq", fmt::format("{}:{}({})", a.seq, a.seq + a.len, a.len)});
@@ -425,6 +435,7 @@ Actual actual_of(const wire::TcpPacket& pk, uint32_t local_off, uint32_t remote_
   a.win = pk.tcp.window;
   a.urg = pk.tcp.urgent;
   a.tos = pk.ip.tos;
+  a.ttl = pk.ip.ttl;
   a.options = pk.tcp.options;
   for (size_t i = 0; i < a.options.sack_count; ++i)
     a.options.sack[i] = {a.options.sack[i].begin - remote_off, a.options.sack[i].end - remote_off};
@@ -463,8 +474,13 @@ std::optional<Mismatch> header_mismatch(const PacketSpec& p, const Actual& a) {
     if ((w == -2 && g != 1 && g != 2) || (w >= 0 && w != g))
       return Mismatch{"ecn", fmt::format("live packet field ip_ecn: expected {} vs actual {}", ecn_text(p.ecn), g)};
   }
+  // [tos T] is the whole byte, DSCP and ECN field (RFC 2474 §3, RFC 3168
+  // §5): the IPv4 TOS or the IPv6 traffic class. [ttl N]: the TTL or hop
+  // limit (RFC 791, RFC 8200 §3).
   if (p.tos && *p.tos != a.tos)
-    return Mismatch{"flags", fmt::format("live packet field tos: expected 0x{:x} vs actual 0x{:x}", *p.tos, a.tos)};
+    return Mismatch{"tos", fmt::format("live packet field ip_tos: expected 0x{:x} vs actual 0x{:x}", *p.tos, a.tos)};
+  if (p.ttl && *p.ttl != a.ttl)
+    return Mismatch{"ttl", fmt::format("live packet field ip_ttl: expected {} vs actual {}", *p.ttl, a.ttl)};
   if ((p.flags & 0xff) != a.flags)
     return Mismatch{"flags", fmt::format("live packet field tcp flags: expected '{}' vs actual '{}'", p.flags_text,
                                          wire::format_flags(a.flags))};
@@ -615,7 +631,7 @@ Status merge_tso(Runner& r, const wire::TcpPacket& first, const PacketSpec& p, T
 Status match_outbound(Runner& r, const Event& e, const PacketSpec& p, const Actual& a, Time at, Time lo,
                       Time hi, Time expected) {
   Rendered want = render_expected(p);
-  Rendered got = render_actual(a, p.ecn != Ecn::kUnset);
+  Rendered got = render_actual(p, a);
   r.log(fmt::format("{} > {} (line {})", r.fmt_time(at), got.text(), e.pos.line));
   auto mismatch = [&](const std::string& field, const std::string& what) {
     std::string caret(got.offset_of(field) + 10, ' ');
@@ -640,9 +656,6 @@ Status match_outbound(Runner& r, const Event& e, const PacketSpec& p, const Actu
 
 Status Runner::expect_outbound(const Event& e, const PacketSpec& p, Time lo, Time hi, Time expected) {
   if (p.icmp) return stop(Outcome::kSkip, "outbound ICMP packets are not supported");
-  // IP_TOS is kept by the runner, not sent by the engine (DSCP 0 on the wire).
-  if (auto sut = fds_.find(sut_fd_); p.tos && sut != fds_.end() && sut->second.tos != 0)
-    return stop(Outcome::kSkip, "IP_TOS on outbound packets is not modelled");
   auto sent = next_outbound(hi);
   if (!sent) return stopped(sent);
   if (!*sent)

@@ -106,7 +106,6 @@ struct FdEntry {
   bool listener = false;
   bool inq = false;  // TCP_INQ: recvmsg() reports a TCP_CM_INQ cmsg
   int pmtudisc = 1;  // IP_MTU_DISCOVER (Linux default for TCP: IP_PMTUDISC_WANT)
-  int tos = 0;       // IP_TOS without the ECN bits (TCP owns those)
   bool active = false;  // connect() or a Fast Open send began a connection on it
   // epoll: watched fd -> (interest events, data fd), and ET/ONESHOT state
   struct Watch {

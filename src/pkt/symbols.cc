@@ -38,7 +38,7 @@ constexpr Sym kSymbols[] = {
     // IP options
     {"IP_TOS", 1}, {"IP_TTL", 2}, {"IP_MTU_DISCOVER", 10}, {"IP_RECVERR", 11}, {"IP_MTU", 14},
     {"IP_FREEBIND", 15}, {"IP_PMTUDISC_DONT", 0}, {"IP_PMTUDISC_DO", 2}, {"IPV6_TCLASS", 67},
-    {"IPV6_RECVERR", 25}, {"IPV6_MTU_DISCOVER", 23}, {"IPV6_FREEBIND", 78},
+    {"IPV6_UNICAST_HOPS", 16}, {"IPV6_RECVERR", 25}, {"IPV6_MTU_DISCOVER", 23}, {"IPV6_FREEBIND", 78},
     // message flags
     {"MSG_OOB", 0x1}, {"MSG_PEEK", 0x2}, {"MSG_DONTROUTE", 0x4}, {"MSG_CTRUNC", 0x8}, {"MSG_TRUNC", 0x20},
     {"MSG_DONTWAIT", 0x40}, {"MSG_EOR", 0x80}, {"MSG_WAITALL", 0x100}, {"MSG_ERRQUEUE", 0x2000},

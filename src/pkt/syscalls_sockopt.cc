@@ -128,20 +128,21 @@ int32_t int_of(const std::vector<uint8_t>& bytes) {
 
 // IP-level options the engine has no use for, kept by the runner so that
 // the calls behave as on Linux (ip_setsockopt, also for IPv6 TCP sockets):
-// IP_MTU_DISCOVER takes IP_PMTUDISC_DONT..OMIT (0..5); IP_TOS keeps the
-// ECN bits TCP owns. What they change on the wire (DF, DSCP) is not
-// modelled: scripts that would observe it skip (packets.cc).
+// IP_MTU_DISCOVER takes IP_PMTUDISC_DONT..OMIT (0..5). What it changes on
+// the wire (DF) is not modelled. IP_TOS, IP_TTL, IPV6_TCLASS and
+// IPV6_UNICAST_HOPS are the engine's (tcp/ip_fields.h).
 Errc keep_ip_option(FdEntry& f, int opt, int32_t v) {
   if (opt == sym::IP_MTU_DISCOVER) {
     if (v < 0 || v > 5) return Errc::kInval;
     f.pmtudisc = v;
     return Errc::kOk;
   }
-  if (opt == sym::IP_TOS) {
-    f.tos = v & ~3;
-    return Errc::kOk;
-  }
   return Errc::kNoProtoOpt;
+}
+
+bool is_ip_header_field(int level, int opt) {
+  return (level == sym::SOL_IP && (opt == sym::IP_TOS || opt == sym::IP_TTL)) ||
+         (level == sym::SOL_IPV6 && (opt == sym::IPV6_TCLASS || opt == sym::IPV6_UNICAST_HOPS));
 }
 
 }  // namespace
@@ -152,6 +153,15 @@ Status SyscallCtx::setsockopt_call(FdEntry& f, int level, int opt, const Expr& n
   // A timeval passed with a shorter optlen: the kernel sees only that many
   // bytes (sock_copy_user_timeval then fails with EINVAL).
   if (val.kind == Expr::Kind::kStruct && val.field("tv_sec") && s_.args.size() > 4 && !is_ellipsis(s_.args[4])) {
+    Value l = eval(s_.args[4]);
+    if (!l) return stopped(l);
+    if (*l >= 0 && static_cast<size_t>(*l) < bytes->size()) bytes->resize(static_cast<size_t>(*l));
+  }
+  // For the IP header fields the length decides too (tcp/ip_fields.h):
+  // do_ip_setsockopt reads one byte from a shorter value, do_ipv6_setsockopt
+  // refuses it. (The runner's own IP_MTU_DISCOVER takes any length.)
+  if (is_ip_header_field(level, opt) && val.kind != Expr::Kind::kStruct && s_.args.size() > 4 &&
+      !is_ellipsis(s_.args[4])) {
     Value l = eval(s_.args[4]);
     if (!l) return stopped(l);
     if (*l >= 0 && static_cast<size_t>(*l) < bytes->size()) bytes->resize(static_cast<size_t>(*l));
