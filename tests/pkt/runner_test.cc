@@ -189,15 +189,17 @@ TEST(PktRunner, UnmodelledTimestampingFlagsSkip) {
   EXPECT_NE(r.reason.find("SO_TIMESTAMPING flags 0x1"), std::string::npos) << r.reason;
 }
 
-// IP_MTU_DISCOVER and IP_TOS are kept by the runner with Linux's argument
-// checks (ip_setsockopt); getsockopt reads IP_MTU_DISCOVER back.
+// IP_MTU_DISCOVER is kept by the runner with Linux's argument checks
+// (ip_setsockopt), IP_TOS is the engine's (a one-byte value read as
+// do_ip_setsockopt reads it); getsockopt reads both back.
 TEST(PktRunner, IpLevelOptionsBehaveAsOnLinux) {
   const std::string s = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n"
                         "+0 getsockopt(3, SOL_IP, IP_MTU_DISCOVER, [1], [4]) = 0\n"
                         "+0 setsockopt(3, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DONT], 1) = 0\n"
                         "+0 getsockopt(3, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DONT], [4]) = 0\n"
                         "+0 setsockopt(3, SOL_IP, IP_MTU_DISCOVER, [6], 4) = -1 EINVAL (Invalid argument)\n"
-                        "+0 setsockopt(3, SOL_IP, IP_TOS, [4], 1) = 0\n";
+                        "+0 setsockopt(3, SOL_IP, IP_TOS, [4], 1) = 0\n"
+                        "+0 getsockopt(3, SOL_IP, IP_TOS, [4], [4]) = 0\n";
   for (IpVersion v : {IpVersion::kIpv4, IpVersion::kIpv6}) {
     RunResult r = run(s, v);
     EXPECT_EQ(r.outcome, Outcome::kPass) << to_string(v) << ": " << r.reason;
