@@ -131,6 +131,13 @@ SocketId Harness::active_open(const PeerOpts& o, uint16_t synack_win) {
   EXPECT_EQ(stack_->connect(now_, s, Endpoint{remote, remote_port}), Errc::kInProgress);
   Tx syn = expect_tx();
   EXPECT_TRUE(syn.has(SYN) && !syn.has(ACK)) << describe(syn);
+  answer_syn(syn, o, synack_win);
+  Tx ack = expect_tx();
+  EXPECT_TRUE(ack.has(ACK) && !ack.has(SYN)) << describe(ack);
+  return s;
+}
+
+void Harness::answer_syn(const Tx& syn, const PeerOpts& o, uint16_t win) {
   iss_ = syn.h.seq;
   local_port = syn.h.src_port;
   wire::TcpHeader h;
@@ -139,12 +146,9 @@ SocketId Harness::active_open(const PeerOpts& o, uint16_t synack_win) {
   h.seq = peer_isn_;
   h.ack = iss_ + 1;
   h.flags = SYN | ACK;
-  h.window = synack_win;
+  h.window = win;
   build_syn_options(h.options, o);
   inject_raw(h);
-  Tx ack = expect_tx();
-  EXPECT_TRUE(ack.has(ACK) && !ack.has(SYN)) << describe(ack);
-  return s;
 }
 
 std::string describe(const Tx& t) {

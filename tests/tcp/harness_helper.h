@@ -84,6 +84,9 @@ class Harness {
   SocketId passive_open(const PeerOpts& o = {}, uint16_t syn_win = 65535);
   // connect() to the peer, SYN, the peer's SYN-ACK, our ACK.
   SocketId active_open(const PeerOpts& o = {}, uint16_t synack_win = 65535);
+  // The peer's SYN-ACK to our `syn` (whose ISN and port it learns first),
+  // with window `win` and `o`'s options. Our answer is left to the caller.
+  void answer_syn(const Tx& syn, const PeerOpts& o = {}, uint16_t win = 65535);
   void build_syn_options(wire::TcpOptions& opts, const PeerOpts& o);
   // A peer's SYN from `port` to the listener's port 8080, ISN `isn`,
   // window 65535 and `o`'s options, ready for inject_raw().

@@ -85,17 +85,7 @@ TEST(IpFields, SynAndDataCarrySocketTosAndTtl) {
   const Tx syn = t.expect_tx();
   EXPECT_EQ(syn.ip.tos, 0x28);  // RFC 3168 §6.1.1: the SYN not-ECT, the DSCP still the socket's
   EXPECT_EQ(syn.ip.ttl, 9);
-  t.iss_ = syn.h.seq;
-  t.local_port = syn.h.src_port;
-  wire::TcpHeader h;
-  h.src_port = t.remote_port;
-  h.dst_port = t.local_port;
-  h.seq = t.peer_isn_;
-  h.ack = t.iss_ + 1;
-  h.flags = SYN | ACK;
-  h.window = 65535;
-  t.build_syn_options(h.options, {});
-  t.inject_raw(h);
+  t.answer_syn(syn);
   const Tx ack = t.expect_tx();
   EXPECT_EQ(ack.ip.tos, 0x28);
   EXPECT_EQ(ack.ip.ttl, 9);

@@ -320,17 +320,7 @@ TEST(PmtuCache, Ipv6CachedPmtuSetsSynMssAndSendMss) {
   EXPECT_EQ(*syn.h.options.mss, 1400u - 60);
   EXPECT_EQ(t.stack().tcp_info(s)->tcpi_advmss, 1400u - 60);
   // The peer offers more (1440); the path bounds the send MSS.
-  t.iss_ = syn.h.seq;
-  t.local_port = syn.h.src_port;
-  wire::TcpHeader h;
-  h.src_port = t.remote_port;
-  h.dst_port = t.local_port;
-  h.seq = t.peer_isn_;
-  h.ack = t.iss_ + 1;
-  h.flags = SYN | ACK;
-  h.window = 65535;
-  t.build_syn_options(h.options, PeerOpts{.mss = 1440});
-  t.inject_raw(h);
+  t.answer_syn(syn, PeerOpts{.mss = 1440});
   t.expect_tx();
   EXPECT_EQ(snd_mss(t, s), 1400u - 60 - 12);
   std::vector<uint8_t> big(4000, 2);

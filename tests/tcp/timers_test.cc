@@ -18,18 +18,8 @@ TEST(Timers, RtoFromHandshakeRttFloorsAt200ms) {
   SocketId s = *t.stack().socket();
   t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port});
   Tx syn = t.expect_tx();
-  t.iss_ = syn.h.seq;
-  t.local_port = syn.h.src_port;
   t.advance(Duration::ms(10));  // a 10 ms handshake RTT
-  wire::TcpHeader h;
-  h.src_port = t.remote_port;
-  h.dst_port = t.local_port;
-  h.seq = t.peer_isn_;
-  h.ack = t.iss_ + 1;
-  h.flags = SYN | ACK;
-  h.window = 65535;
-  t.build_syn_options(h.options, {});
-  t.inject_raw(h);
+  t.answer_syn(syn);
   t.expect_tx();
   auto i = *t.stack().tcp_info(s);
   EXPECT_EQ(i.tcpi_rtt, 10000u);
