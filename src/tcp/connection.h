@@ -368,6 +368,13 @@ class Connection {
   void data_snd_check(Time now);  // tcp_data_snd_check (send_space.cc)
   void input_time_wait(Time now, const InSegment& seg);
   void send_challenge_ack(Time now, bool syn);
+  // --- tcp_request.cc (Linux tcp_check_req: a passive open before its ACK)
+  bool is_request() const;
+  bool request_paws_reject(const InSegment& seg) const;
+  bool request_in_window(const InSegment& seg) const;
+  bool check_request(Time now, const InSegment& seg);
+  void resend_synack(Time now);
+  void send_request_ack(Time now, uint8_t seg_tos);
   bool oow_rate_limited(Time now);
 
   // --- tcp_ack.cc
@@ -637,6 +644,8 @@ class Connection {
 
   // Rate limits and timestamps of activity.
   Time last_oow_ack_ = Time::never();  // Linux last_oow_ack_time
+  bool synack_resent_ = false;  // a repeated SYN drew the SYN-ACK again (req->num_retrans)
+  int16_t reply_tos_ = -1;      // >= 0: this segment answers one with that TOS (tcp_request.cc)
   Time last_rcv_;
   Time last_snd_data_;
   Time last_rcv_data_;

@@ -152,6 +152,7 @@ bool Connection::check_syn(Time now, const InSegment& seg) {
 }
 
 void Connection::input_synchronized(Time now, const InSegment& seg) {
+  if (is_request() && !check_request(now, seg)) return;
   if (state_ == State::kSynReceived && seg.h.has(SYN) && !seg.h.has(ACK) && !seg.h.has(RST) &&
       seg.h.seq == rcv_.irs()) {
     send_synack(now);
@@ -181,7 +182,7 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
     if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
       const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
       rtt_.sample(Duration::ms(static_cast<int32_t>(now_ms - seg.h.options.ts->ecr)), seg.h.ack, snd_.nxt, now);
-    } else if (retransmits_ == 0 && !retrans_stamp_.is_never()) {
+    } else if (retransmits_ == 0 && !synack_resent_ && !retrans_stamp_.is_never()) {
       rtt_.sample(now - retrans_stamp_, seg.h.ack, snd_.nxt, now);
     }
     // A simultaneous open's SYN data, acknowledged by the peer's SYN-ACK,

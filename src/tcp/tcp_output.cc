@@ -111,11 +111,13 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 // ip_select_ttl; ip6_xmit: tclass, np->hop_limit). TIME-WAIT answers as
 // Linux's timewait socket does, through the control socket
 // (tcp_v4_timewait_ack -> ip_send_unicast_reply): tw_tos without the ECN
-// field, and the default TTL.
+// field, and the default TTL. So does a request's out-of-window ACK
+// (tcp_v4_reqsk_send_ack), with the arriving segment's DSCP.
 IpFields Connection::ip_fields(uint8_t ecn) const {
   const bool v4 = tuple_.remote.addr.is_v4();
   IpFields f = socket_ip_fields(opts_, env_.cfg(), v4);
   if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(env_.cfg(), v4, 0).ttl};
+  if (reply_tos_ >= 0) return reply_ip_fields(env_.cfg(), v4, static_cast<uint8_t>(reply_tos_));
   f.tos |= ecn;
   return f;
 }
