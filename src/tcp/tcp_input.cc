@@ -142,8 +142,10 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
 // RFC 9293 §3.10.7.4 "fourth, check the SYN bit", RFC 5961 §4.2.
 bool Connection::check_syn(Time now, const InSegment& seg) {
   if (!seg.h.has(SYN)) return true;
-  if (state_ == State::kSynReceived && seg.h.seq == rcv_.irs() && !seg.h.has(ACK)) {
-    // The peer's SYN again: our SYN-ACK was lost (Linux tcp_check_req).
+  if (fastopen_child_ && state_ == State::kSynReceived && seg.h.seq == rcv_.irs() && !seg.h.has(ACK)) {
+    // The peer's SYN again: our SYN-ACK was lost (Linux tcp_check_req, which
+    // still sees a Fast Open child in SYN-RECEIVED; a simultaneous open's
+    // full socket draws the challenge ACK below, tcp_validate_incoming).
     send_synack(now);
     return false;
   }
@@ -153,8 +155,8 @@ bool Connection::check_syn(Time now, const InSegment& seg) {
 
 void Connection::input_synchronized(Time now, const InSegment& seg) {
   if (is_request() && !check_request(now, seg)) return;
-  if (state_ == State::kSynReceived && seg.h.has(SYN) && !seg.h.has(ACK) && !seg.h.has(RST) &&
-      seg.h.seq == rcv_.irs()) {
+  if (fastopen_child_ && state_ == State::kSynReceived && seg.h.has(SYN) && !seg.h.has(ACK) &&
+      !seg.h.has(RST) && seg.h.seq == rcv_.irs()) {
     send_synack(now);
     return;
   }
