@@ -374,6 +374,7 @@ class Connection {
   bool request_in_window(const InSegment& seg) const;
   bool check_request(Time now, const InSegment& seg);
   void resend_synack(Time now);
+  void fastopen_reset(Time now);
   void send_request_ack(Time now, uint8_t seg_tos);
   bool oow_rate_limited(Time now);
 

@@ -119,15 +119,7 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
     return false;
   }
   Counters& c = env_.counters();
-  // A Fast Open child is a full socket already (in the accept queue): Linux
-  // resets it like an established one (tcp_reset).
-  if (state_ == State::kSynReceived && listener_ && !fastopen_child_) {
-    // RFC 9293: a passive open returns to LISTEN; here the child just goes.
-    c.inc(Counter::TcpExtEmbryonicRsts);
-    done(now, Errc::kOk);
-    return false;
-  }
-  if (fastopen_pending()) env_.fastopen_child_reset(id_, now);
+  // A passive open in SYN-RECEIVED met its RSTs in check_request.
   if (state_ == State::kEstablished || state_ == State::kCloseWait)
     c.inc(Counter::TcpEstabResets);
   // Linux tcp_reset: which error the user sees.
@@ -142,24 +134,14 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
 // RFC 9293 §3.10.7.4 "fourth, check the SYN bit", RFC 5961 §4.2.
 bool Connection::check_syn(Time now, const InSegment& seg) {
   if (!seg.h.has(SYN)) return true;
-  if (fastopen_child_ && state_ == State::kSynReceived && seg.h.seq == rcv_.irs() && !seg.h.has(ACK)) {
-    // The peer's SYN again: our SYN-ACK was lost (Linux tcp_check_req, which
-    // still sees a Fast Open child in SYN-RECEIVED; a simultaneous open's
-    // full socket draws the challenge ACK below, tcp_validate_incoming).
-    send_synack(now);
-    return false;
-  }
+  // A passive open's repeated SYN drew its SYN-ACK in check_request; a
+  // simultaneous open's full socket challenges it (tcp_validate_incoming).
   send_challenge_ack(now, true);
   return false;
 }
 
 void Connection::input_synchronized(Time now, const InSegment& seg) {
   if (is_request() && !check_request(now, seg)) return;
-  if (fastopen_child_ && state_ == State::kSynReceived && seg.h.has(SYN) && !seg.h.has(ACK) &&
-      !seg.h.has(RST) && seg.h.seq == rcv_.irs()) {
-    send_synack(now);
-    return;
-  }
   // Linux tcp_validate_incoming: in a simultaneous open the peer's SYN-ACK
   // (its SYN again, now acking ours) completes the handshake.
   const bool simopen_synack = state_ == State::kSynReceived && seg.h.has(SYN) &&

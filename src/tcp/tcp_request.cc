@@ -16,11 +16,12 @@ constexpr Duration kPawsMsl = Duration::s(60);  // Linux TCP_PAWS_MSL
 constexpr Duration kTimeoutInit = Duration::s(1);  // Linux TCP_TIMEOUT_INIT
 }  // namespace
 
-// A listener's child still in SYN-RECEIVED; a Fast Open child is a full
-// socket already (tcp_check_req's `fastopen` skips the ACK and request
-// checks), and a simultaneous open never was a request.
+// A listener's child still in SYN-RECEIVED. A Fast Open child is a full
+// socket already, but Linux still passes its segments through
+// tcp_check_req (`fastopen` true) until the handshake completes; a
+// simultaneous open never was a request.
 bool Connection::is_request() const {
-  return state_ == State::kSynReceived && listener_ && !fastopen_child_;
+  return state_ == State::kSynReceived && (listener_ || fastopen_child_);
 }
 
 // Linux tcp_check_req's PAWS: tcp_paws_reject with no tolerance
@@ -62,8 +63,9 @@ bool Connection::check_request(Time now, const InSegment& seg) {
   // RFC 793 p. 36: "the incoming segment acknowledges something not yet
   // sent ... a reset is sent". Linux hands the segment back to the
   // listener, whose tcp_rcv_state_process answers any ACK with a reset
-  // (none to an RST). The request lives on.
-  if (seg.h.has(ACK) && seg.h.ack != snd_.iss + 1) {
+  // (none to an RST). The request lives on. A Fast Open child may have
+  // sent data, so its ACK is checked later, against the socket.
+  if (!fastopen_child_ && seg.h.has(ACK) && seg.h.ack != snd_.iss + 1) {
     send_reset_for(now, seg);
     return false;
   }
@@ -86,6 +88,13 @@ bool Connection::check_request(Time now, const InSegment& seg) {
     // the request (embryonic_reset); a SYN is answered with a reset.
     c.inc(Counter::TcpAttemptFails);
     if (!seg.h.has(RST)) send_reset_for(now, seg);
+    if (fastopen_child_) {
+      // "Received a bad SYN pkt - for TFO We try not to reset the local
+      // connection"; a valid RST resets it (reqsk_fastopen_remove, whose
+      // queue slot stays taken a while, then tcp_reset -> tcp_done).
+      if (seg.h.has(RST)) fastopen_reset(now);
+      return false;
+    }
     c.inc(Counter::TcpExtEmbryonicRsts);
     done(now, Errc::kOk);
     return false;
@@ -95,15 +104,31 @@ bool Connection::check_request(Time now, const InSegment& seg) {
 
 // inet_rtx_syn_ack -> tcp_rtx_synack for a repeated SYN: counted as a
 // retransmission (TCP_MIB_RETRANSSEGS, TCPSynRetrans, req->num_retrans, so
-// the handshake gives no RTT sample), and the timer restarts at its current
-// span (mod_timer_pending(rsk_timer, reqsk_timeout(req))).
+// the handshake gives no RTT sample; a Fast Open child's total_retrans),
+// and a request's timer restarts at its current span
+// (mod_timer_pending(rsk_timer, reqsk_timeout(req))); a Fast Open child's
+// SYN-ACK timer is the socket's retransmission timer, left as it is.
 void Connection::resend_synack(Time now) {
   if (send_synack(now) == XmitResult::kDropped) return;
   Counters& c = env_.counters();
   c.inc(Counter::TcpRetransSegs);
   c.inc(Counter::TcpExtTCPSynRetrans);
   synack_resent_ = true;
+  if (fastopen_child_) {
+    ++total_retrans_;
+    return;
+  }
   if (timers_.armed(TimerKind::kRetransmit)) arm_rto(now);
+}
+
+// A valid RST for a Fast Open child in SYN-RECEIVED: Linux tcp_reset ->
+// tcp_done, which counts TcpAttemptFails in SYN_RECV; the child's error
+// is ECONNRESET (it is a full socket, not a refused connect).
+void Connection::fastopen_reset(Time now) {
+  env_.fastopen_child_reset(id_, now);
+  env_.counters().inc(Counter::TcpAttemptFails);
+  reset_ = true;
+  done(now, Errc::kConnReset);
 }
 
 // The request's out-of-window ACK: the segment's DSCP and the control
