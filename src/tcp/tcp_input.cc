@@ -124,7 +124,9 @@ bool Connection::check_rst(Time now, const InSegment& seg) {
     c.inc(Counter::TcpEstabResets);
   // Linux tcp_reset: which error the user sees.
   Errc err = Errc::kConnReset;
-  if (state_ == State::kSynReceived && !fastopen_child_) err = Errc::kConnRefused;
+  // Only a simultaneous open is still in SYN-RECEIVED here: a full socket,
+  // reset (ECONNRESET) and counted by tcp_done as a failed attempt.
+  if (state_ == State::kSynReceived) c.inc(Counter::TcpAttemptFails);
   if (state_ == State::kCloseWait) err = Errc::kPipe;
   reset_ = true;
   done(now, err);
