@@ -176,6 +176,22 @@ TEST(Chargen, LinesShiftByOneAndEndInCrLf) {
   EXPECT_TRUE(std::equal(tail.begin(), tail.end(), b.begin() + 77));
 }
 
+// The generator copies one 95-line period; any offset, across the period's
+// end and far into the stream, must give RFC 864's formula byte for byte.
+TEST(Chargen, EveryOffsetMatchesTheLineFormula) {
+  auto expect = [](uint64_t pos) {
+    const uint64_t line = pos / 74, col = pos % 74;
+    if (col == 72) return uint8_t{'\r'};
+    if (col == 73) return uint8_t{'\n'};
+    return static_cast<uint8_t>(' ' + (line + col) % 95);
+  };
+  for (uint64_t start : {uint64_t{0}, uint64_t{7030 - 5}, uint64_t{123457}, uint64_t{1} << 40}) {
+    std::array<uint8_t, 20000> b;
+    chargen_fill(start, b);
+    for (size_t i = 0; i < b.size(); ++i) ASSERT_EQ(b[i], expect(start + i)) << start << "+" << i;
+  }
+}
+
 TEST(ErrorHistogram, BucketsAndFractions) {
   ErrorHistogram h;
   h.add(Duration::us(3));
