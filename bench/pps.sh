@@ -41,35 +41,31 @@ ip -n "$D" addr add 198.51.100.1/24 dev "${P}va"; ip -n "$V" addr add 198.51.100
 ip -n "$D" link set "${P}va" mtu 1500 up; ip -n "$V" link set "${P}vb" mtu 1500 up
 ip netns exec "$D" ethtool -K "${P}va" tso off gso off >/dev/null
 
+# rate_then_stop NS DEV DIR PID...: the rate, then the transfer's processes end
+rate_then_stop() {
+  local ns=$1 dev=$2 dir=$3 p; shift 3
+  rate "$ns" "$dev" "$dir"
+  for p in "$@"; do stop "$p"; done
+}
 linux_linux() {
   bg llsink ip netns exec "$V" iperf3 -s -1 -B 198.51.100.2
   local sink=$LAST_PID
   wait_for 5 ip netns exec "$V" sh -c "ss -ltn 'sport = :5201' | grep -q LISTEN"
   bg llsrc ip netns exec "$D" iperf3 -c 198.51.100.2 -C cubic -t $((WARM + SECS + 2))
-  local src=$LAST_PID
-  rate "$D" "${P}va" tx
-  stop "$src"; stop "$sink"
+  rate_then_stop "$D" "${P}va" tx "$LAST_PID" "$sink"
 }
-weir_linux() {
-  bg wlserve "$WEIR" serve --netns "$D" --tun "${P}w" --addr 192.0.2.1/24 --peer 192.0.2.2/24 \
-    --app chargen --no-offload --no-control
+# weir_app APP PORT CLIENT_SHELL_REDIRECT DIR: weir serves APP on a plain
+# TUN, nc talks to it from the kernel side, the TUN's DIR counter is rated.
+weir_app() {
+  bg "w$1" "$WEIR" serve --netns "$D" --tun "${P}w" --addr 192.0.2.1/24 --peer 192.0.2.2/24 \
+    --app "$1" --no-offload --no-control
   local srv=$LAST_PID
-  wait_for 10 ip netns exec "$D" nc -z -w 1 192.0.2.1 19
-  bg wlsink ip netns exec "$D" sh -c "nc 192.0.2.1 19 > /dev/null"
-  local sink=$LAST_PID
-  rate "$D" "${P}w" rx
-  stop "$sink"; stop "$srv"
+  wait_for 10 ip netns exec "$D" nc -z -w 1 192.0.2.1 "$2"
+  bg "n$1" ip netns exec "$D" sh -c "nc 192.0.2.1 $2 $3"
+  rate_then_stop "$D" "${P}w" "$4" "$LAST_PID" "$srv"
 }
-linux_weir() {
-  bg lwserve "$WEIR" serve --netns "$D" --tun "${P}w" --addr 192.0.2.1/24 --peer 192.0.2.2/24 \
-    --app discard --no-offload --no-control
-  local srv=$LAST_PID
-  wait_for 10 ip netns exec "$D" nc -z -w 1 192.0.2.1 9
-  bg lwsrc ip netns exec "$D" sh -c "nc 192.0.2.1 9 < /dev/zero"
-  local src=$LAST_PID
-  rate "$D" "${P}w" tx
-  stop "$src"; stop "$srv"
-}
+weir_linux() { weir_app chargen 19 "> /dev/null" rx; }
+linux_weir() { weir_app discard 9 "< /dev/zero" tx; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 
 echo "| round | Linux->Linux veth | weir->Linux TUN | Linux->weir TUN | weir->Linux / Linux | Linux->weir / Linux |"
