@@ -64,6 +64,12 @@ class Stack {
   // in order with one header. TCP takes it as one segment, as Linux takes a
   // GRO skb (one ACK decision; the receive MSS estimate is gso_size).
   void input_aggregate(Time now, std::span<const uint8_t> datagram, uint16_t gso_size);
+  // A datagram whose TCP checksum the device vouches for: a NIC verified it
+  // (Linux CHECKSUM_UNNECESSARY), or a sender on this host left it to be
+  // filled in (a TUN's VIRTIO_NET_HDR_F_NEEDS_CSUM, which Linux's receive
+  // path takes as valid, skb_csum_unnecessary). It is not summed again; the
+  // IPv4 header's checksum still is.
+  void input_checksum_valid(Time now, std::span<const uint8_t> datagram);
   // Runs every timer due at or before `now`, in deadline order.
   void advance(Time now);
   // The earliest time advance() has work to do; Time::never() if none.

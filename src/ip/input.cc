@@ -43,9 +43,9 @@ void count_ecn(Counters& c, const wire::IpInfo& ip) {
 
 }  // namespace
 
-void StackImpl::input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size) {
+void StackImpl::input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size, bool tcp_checksum_valid) {
   counters_.inc(Counter::IpInReceives);
-  auto p = wire::parse_tcp_packet(datagram);
+  auto p = wire::parse_tcp_packet(datagram, true, tcp_checksum_valid);
   if (!p) {
     if (p.error() == wire::PacketError::kNotTcp) {
       input_icmp(now, datagram);

@@ -12,6 +12,9 @@ void Stack::input(Time now, std::span<const uint8_t> d) { impl_->input(impl_->mo
 void Stack::input_aggregate(Time now, std::span<const uint8_t> d, uint16_t gso_size) {
   impl_->input(impl_->mono(now), d, gso_size);
 }
+void Stack::input_checksum_valid(Time now, std::span<const uint8_t> d) {
+  impl_->input(impl_->mono(now), d, 0, /*tcp_checksum_valid=*/true);
+}
 void Stack::advance(Time now) { impl_->advance(impl_->mono(now)); }
 Time Stack::next_deadline() const { return impl_->next_deadline(); }
 void Stack::add_address(const IpAddr& a) { impl_->add_address(a); }

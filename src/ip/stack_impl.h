@@ -71,7 +71,7 @@ class StackImpl final : public tcp::TcpEnv {
   void fastopen_active_forget() override { fo_blackhole_.forget(); }
 
   // ---- driver ----
-  void input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size = 0);
+  void input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size = 0, bool tcp_checksum_valid = false);
   void advance(Time now);
   Time next_deadline() const { return timers_.next_deadline(); }
   void add_address(const IpAddr& a) { addrs_.push_back(a); }

@@ -36,6 +36,7 @@ struct TunStats {
   uint64_t tx_oversize = 0;  // larger than the MTU: not written
   uint64_t rx_gso = 0;        // super-packets read (vnet header, gso_type != NONE)
   uint64_t rx_csum_fixed = 0;  // partial checksums completed (NEEDS_CSUM)
+  uint64_t rx_csum_valid = 0;  // checksums handed on as valid (NEEDS_CSUM or DATA_VALID)
   uint64_t tx_gso = 0;        // super-packets written
   uint64_t tx_gso_segs = 0;   // engine segments inside them
 };
@@ -118,7 +119,12 @@ class TunDevice {
 
   // Reads one datagram into `buf`; returns its length, 0 when none is
   // waiting (EAGAIN), or -errno.
-  long read_one(std::span<uint8_t> buf);
+  // With `csum_valid`, a partial TCP checksum (NEEDS_CSUM) or one the
+  // kernel verified (DATA_VALID) is reported there instead of completed,
+  // for a consumer that takes such packets as valid (Stack::input_checksum_valid);
+  // without it the checksum is completed, as a NIC would, for a consumer
+  // that forwards the packet (weir emu).
+  long read_one(std::span<uint8_t> buf, bool* csum_valid = nullptr);
   // Writes one datagram; false (and a counted drop) if the kernel refused it.
   bool write_one(std::span<const uint8_t> pkt) { return write_vnet(VnetHdr{}, pkt); }
   // Writes a datagram with its vnet header (a plain write without vnet).
@@ -150,11 +156,14 @@ class TunBatch {
   // Fills the batch; returns how many packets were read (0: none waiting).
   size_t read(TunDevice& dev);
   std::span<const uint8_t> packet(size_t i) const { return {bufs_[i].data(), lens_[i]}; }
+  // The device vouches for packet i's TCP checksum (TunDevice::read_one).
+  bool checksum_valid(size_t i) const { return csum_valid_[i] != 0; }
   size_t size() const { return n_; }
 
  private:
   std::vector<std::vector<uint8_t>> bufs_;
   std::vector<size_t> lens_;
+  std::vector<uint8_t> csum_valid_;
   size_t n_ = 0;
 };
 

@@ -164,7 +164,7 @@ const char* to_string(PacketError e) {
 // `out`, so it is constructed once in the caller's storage): the parsed
 // header is a few hundred bytes and was copied three times per segment.
 Expected<TcpPacket, PacketError> parse_tcp_packet(std::span<const uint8_t> datagram,
-                                                  bool verify_checksum) {
+                                                  bool verify_checksum, bool tcp_checksum_valid) {
   Expected<TcpPacket, PacketError> out(std::in_place);
   auto ip = parse_ip(datagram, verify_checksum, /*quoted=*/false);
   if (!ip) {
@@ -181,7 +181,7 @@ Expected<TcpPacket, PacketError> parse_tcp_packet(std::span<const uint8_t> datag
     out = Unexpected{from_tcp_error(*err)};
     return out;
   }
-  if (verify_checksum) {
+  if (verify_checksum && !tcp_checksum_valid) {
     // RFC 9293 §3.1: the sum over pseudo-header and segment folds to zero.
     uint32_t sum = pseudo_header_sum(ip->info.src, ip->info.dst, kProtoTcp,
                                      static_cast<uint32_t>(seg.size()));

@@ -67,8 +67,13 @@ struct IcmpError {
   Seq32 quoted_seq;
 };
 
+// `verify_checksum`: the IPv4 header's and the TCP checksum are checked.
+// `tcp_checksum_valid`: the device vouches for the TCP checksum (Linux
+// CHECKSUM_UNNECESSARY, or CHECKSUM_PARTIAL from a sender on this host),
+// so only the IPv4 header's is checked.
 Expected<TcpPacket, PacketError> parse_tcp_packet(std::span<const uint8_t> datagram,
-                                                  bool verify_checksum = true);
+                                                  bool verify_checksum = true,
+                                                  bool tcp_checksum_valid = false);
 Expected<IcmpError, PacketError> parse_icmp_error(std::span<const uint8_t> datagram);
 
 // A segment's payload in at most two pieces, in order: a ring buffer's bytes

@@ -195,6 +195,19 @@ TEST(PacketErrors, EachMalformationHasItsKind) {
   EXPECT_EQ(error_of(d), PacketError::kTcpBadChecksum);
 }
 
+// A device that vouches for the TCP checksum (CHECKSUM_PARTIAL from this
+// host, or verified by the NIC) spares the TCP sum, not the IPv4 header's.
+TEST(PacketErrors, AVouchedTcpChecksumIsNotSummedButTheIpHeaderIs) {
+  auto d = build_tcp_packet(v4_info(), syn_ack(), kPayload);
+  d.back() ^= 1;  // the TCP checksum no longer adds up (as a partial one would not)
+  EXPECT_FALSE(parse_tcp_packet(d));
+  EXPECT_TRUE(parse_tcp_packet(d, true, /*tcp_checksum_valid=*/true));
+  d[8] = 63;  // and now the IPv4 header's does not either
+  auto p = parse_tcp_packet(d, true, true);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error(), PacketError::kIpBadChecksum);
+}
+
 TEST(PacketErrors, Ipv6FragmentAndExtensionHeaders) {
   auto good = build_tcp_packet(v6_info(), syn_ack(), {});
   // Insert an 8-byte destination-options header in front of TCP.
