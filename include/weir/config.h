@@ -32,6 +32,16 @@ struct StackConfig {
   // SYN's DSCP (Linux tcp_v4_send_synack / tcp_v4_syn_recv_sock).
   int ip_default_ttl = 64;
   int tcp_reflect_tos = 0;
+  // IPv6 flow labels from the transmit hash (tcp/flow_label.h; RFC 6437).
+  // net.ipv6.auto_flowlabels 0..3: off, opt-out (Linux's default; a socket
+  // may turn it off with IPV6_AUTOFLOWLABEL), opt-in, forced.
+  // net.ipv6.flowlabel_state_ranges 1 sets the label's top bit (0x80000) on
+  // automatic labels. net.core.txrehash 1: a socket draws a new transmit
+  // hash (and label) on a retransmission timeout or duplicate data; a
+  // socket takes it at creation (SO_TXREHASH changes it).
+  int auto_flowlabels = 1;
+  int flowlabel_state_ranges = 0;
+  int txrehash = 1;
 
   // Connection set-up and teardown.
   int tcp_syn_retries = 6;

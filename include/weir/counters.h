@@ -49,6 +49,7 @@ namespace weir {
   X(TcpExtTCPFastOpenPassiveAltKey) X(TcpExtTCPFastOpenListenOverflow)         \
   X(TcpExtTCPFastOpenCookieReqd) X(TcpExtTCPFastOpenActive)                    \
   X(TcpExtTCPFastOpenActiveFail) X(TcpExtTCPFastOpenBlackhole)                 \
+  X(TcpExtTCPTimeoutRehash) X(TcpExtTCPDuplicateDataRehash)                    \
   X(TcpExtTCPDSACKRecvSegs) X(TcpExtTCPDSACKIgnoredDubious) \
   X(TcpExtTCPMigrateReqSuccess) X(TcpExtTCPPLBRehash) X(TcpExtTCPAOBad)      \
   X(TcpExtTCPMD5NotFound) X(TcpExtTCPMD5Unexpected) X(TcpExtTCPMD5Failure)   \

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ip/stack_impl.h"
+#include "tcp/flow_label.h"
 #include "tcp/isn.h"
 #include "tcp/receiver.h"
 
@@ -69,7 +70,7 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
   // A gso_size not below the payload is no aggregate (Linux GRO sets it
   // only on merged packets).
   const uint16_t gso = gso_size < p.payload.size() ? gso_size : 0;
-  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso, p.headers};
+  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso, p.headers, p.ip.flow_label};
   if (const SocketId id = demux_find(t); id != kNoSocket) {
     Socket* s = find(id);
     if (s && s->conn) {
@@ -144,7 +145,11 @@ void StackImpl::reset_no_socket(const FourTuple& t, const tcp::InSegment& seg, s
     h.options.md5 = wire::Md5Digest{};
     h.md5_key = md5_key;
   }
-  output(t, h, {}, tcp::reply_ip_fields(cfg_, t.remote.addr.is_v4(), seg.tos));  // tcp_v4_send_reset
+  // tcp_v4_send_reset / tcp_v6_send_reset with no socket: the control
+  // socket's fields, and a label from the flow's own hash (no txhash).
+  tcp::IpFields f = tcp::reply_ip_fields(cfg_, t.remote.addr.is_v4(), seg.tos);
+  f.flow_label = tcp::make_flow_label(cfg_, tcp::flow_hash(cfg_.secret, t), tcp::default_autolabel(cfg_));
+  output(t, h, {}, f);
   counters_.inc(Counter::TcpOutSegs);
   counters_.inc(Counter::TcpOutRsts);
 }
@@ -276,7 +281,13 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
     h.options.md5 = wire::Md5Digest{};
     h.md5_key = key;
   }
-  output(t, h, {}, listener_synack_ip(ls, t, syn.tos));
+  // Linux tcp_conn_request draws the request a transmit hash before it
+  // chooses a cookie; the SYN-ACK carries its label (tcp_make_synack:
+  // skb_set_hash(req->txhash)) and the request then goes.
+  tcp::IpFields f = listener_synack_ip(ls, t, syn.tos);
+  const bool autolabel = tcp::sock_autolabel(cfg_, ls.conn->opts().ipv6_autoflowlabel);
+  f.flow_label = tcp::make_flow_label(cfg_, tx_rndhash(), autolabel);
+  output(t, h, {}, f);
   counters_.inc(Counter::TcpOutSegs);
   counters_.inc(Counter::TcpExtSyncookiesSent);
   ls.listener->note_cookie_sent(now);

@@ -101,7 +101,8 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   if (h.md5_key.empty()) {
     if (!tx_tmpl6_.is_for(src, dst)) v6_template(src, dst);
     ++ip_id_;  // as the general path: every datagram takes an id
-    return transmit_built(tx_tmpl6_.tmpl.build(h, f.tos, f.ttl, payload, std::span(out_buf_.data(), n)));
+    return transmit_built(
+        tx_tmpl6_.tmpl.build(h, f.tos, f.ttl, f.flow_label, payload, std::span(out_buf_.data(), n)));
   }
   wire::IpInfo ip;
   ip.src = t.local.addr;
@@ -110,6 +111,7 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   ip.proto = wire::kProtoTcp;
   ip.ttl = f.ttl;  // RFC 791 Time to Live / RFC 8200 Hop Limit
   ip.tos = f.tos;  // RFC 2474 DS field with RFC 3168's ECN field
+  ip.flow_label = f.flow_label;  // RFC 6437, IPv6 only (tcp/flow_label.h)
   ip.id = ip_id_++;
   ip.df = true;  // RFC 1191: path MTU discovery
   const size_t w = wire::build_tcp_packet_pieces(ip, h, payload, std::span(out_buf_.data(), n));
@@ -128,11 +130,11 @@ bool StackImpl::v4_template(const IpAddr& src, const IpAddr& dst, uint8_t ttl) {
   return true;
 }
 
-// The IPv6 template for src -> dst (no flow label, as output() sets none).
+// The IPv6 template for src -> dst (the flow label is each segment's).
 void StackImpl::v6_template(const IpAddr& src, const IpAddr& dst) {
   tx_tmpl6_.src = src;
   tx_tmpl6_.dst = dst;
-  tx_tmpl6_.tmpl = wire::TxTemplateV6(src, dst, 0);
+  tx_tmpl6_.tmpl = wire::TxTemplateV6(src, dst);
   tx_tmpl6_.valid = true;
 }
 
@@ -262,7 +264,11 @@ void StackImpl::advance(Time now) {
 
 Expected<SocketId, Errc> StackImpl::socket(bool v6) {
   Socket& s = new_socket(v6);
-  s.conn = std::make_unique<tcp::Connection>(*this, s.id, tcp::SockOpts{});
+  // Linux inet_create / inet6_create: "sk->sk_txrehash =
+  // READ_ONCE(net->core.sysctl_txrehash)", the socket's from then on.
+  tcp::SockOpts o;
+  o.txrehash = static_cast<uint8_t>(cfg_.txrehash);
+  s.conn = std::make_unique<tcp::Connection>(*this, s.id, o);
   return s.id;
 }
 

@@ -215,6 +215,7 @@ void Connection::init_active(Time now, const FourTuple& t) {
   const StackConfig& cfg = env_.cfg();
   tuple_ = t;
   snd_.iss = initial_sequence(cfg.secret, t, now);  // RFC 6528
+  set_txhash();  // Linux tcp_v6_connect / tcp_v4_connect: sk_set_txhash (tcp_txhash.cc)
   if (tw_seed_) {
     // Linux tcp_twsk_unique: write_seq and TS.Recent from the TIME-WAIT
     // connection whose tuple this one takes over.
@@ -254,6 +255,7 @@ void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn
   tuple_ = t;
   listener_ = listener;
   snd_.iss = initial_sequence(cfg.secret, t, now);
+  set_txhash();  // Linux tcp_conn_request: tcp_rsk(req)->txhash = net_tx_rndhash()
   snd_.una = snd_.iss;
   snd_.nxt = snd_.iss;
   snd_max_ = snd_.iss;
@@ -299,6 +301,7 @@ void Connection::open_from_cookie(Time now, const FourTuple& t, const InSegment&
   tuple_ = t;
   listener_ = listener;
   snd_.iss = ack.h.ack - 1;
+  set_txhash();  // Linux cookie_v6_check: treq->txhash = net_tx_rndhash(), a fresh request
   snd_.una = ack.h.ack;
   snd_.nxt = ack.h.ack;
   snd_max_ = snd_.nxt;

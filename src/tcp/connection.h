@@ -97,6 +97,13 @@ struct SockOpts {
   int16_t ip_ttl = -1;      // IP_TTL; -1: net.ipv4.ip_default_ttl
   uint8_t ipv6_tclass = 0;  // IPV6_TCLASS
   int16_t ipv6_hops = -1;   // IPV6_UNICAST_HOPS; -1: kIpv6DefaultHops
+  // IPV6_AUTOFLOWLABEL (Linux AUTOFLOWLABEL / AUTOFLOWLABEL_SET); -1: never
+  // set, net.ipv6.auto_flowlabels decides (tcp/flow_label.h).
+  int8_t ipv6_autoflowlabel = -1;
+  // SO_TXREHASH (Linux sk_txrehash): 1, a timeout or duplicate data draws
+  // a new transmit hash. The stack sets it from net.core.txrehash when it
+  // creates the socket, as inet6_create does.
+  uint8_t txrehash = 1;
 };
 
 // How a listener answers a SYN under Fast Open (RFC 7413 §4.2.2): `child`
@@ -231,6 +238,7 @@ class Connection {
   const SockOpts& opts() const { return opts_; }
   SockOpts& opts() { return opts_; }
   uint8_t tx_ecn() const { return tx_ecn_; }  // tcp/ip_fields.h get_ip_field
+  uint32_t txhash() const { return txhash_; }  // Linux sk_txhash (tcp/flow_label.h)
   // RFC 2385 keys (TCP_MD5SIG) and the one for this connection's peer.
   md5::KeyList& md5_keys() { return md5_keys_; }
   const md5::KeyList& md5_keys() const { return md5_keys_; }
@@ -396,6 +404,16 @@ class Connection {
   void add_ts(wire::TcpHeader& h, Time now) const;
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
   IpFields ip_fields(uint8_t ecn) const;  // tcp_output.cc: the IP header of a segment
+  // tcp_txhash.cc: the transmit hash (Linux sk_set_txhash / sk_rethink_txhash).
+  void set_txhash() { txhash_ = env_.tx_rndhash(); }
+  bool rethink_txhash();
+  void timeout_rehash();
+  void synack_rehash();
+  void duplicate_data_rehash(const InSegment& seg);
+  void dupack_rehash(const InSegment& seg);
+  void save_lrcv_flowlabel(const InSegment& seg);
+  uint32_t flow_label() const;
+  uint32_t reset_flow_label() const;
   void on_local_drop(Time now);  // tcp_enter_cwr on NET_XMIT_DROP
   void on_segment_dropped(Time now, SeqRange r, bool retransmit, bool tlp);
   XmitResult send_syn(Time now);  // the SYN and SYN-ACK stay queued when dropped (tcp_connect ignores it)
@@ -597,6 +615,10 @@ class Connection {
   // The ECN field of the last segment sent: Linux INET_ECN_xmit /
   // INET_ECN_dontxmit keep it in inet->tos, which getsockopt(IP_TOS) reads.
   uint8_t tx_ecn_ = 0;
+  // The transmit hash and its rehashes (tcp/flow_label.h; tcp_txhash.cc).
+  uint32_t txhash_ = 0;          // Linux sk_txhash; 0: none drawn yet
+  uint32_t timeout_rehash_ = 0;  // tp->timeout_rehash (tcpi_rehash)
+  uint32_t lrcv_flowlabel_ = 0;  // icsk_ack.lrcv_flowlabel: the label of the last data received
 
   // The header of data segments and ACKs, reused (tx_header): building a
   // fresh ~290-byte TcpHeader cost its zeroing on every segment sent.

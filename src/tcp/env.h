@@ -8,6 +8,7 @@
 #include <span>
 
 #include "tcp/fastopen_client.h"
+#include "tcp/flow_label.h"
 #include "tcp/ip_fields.h"
 #include "weir/addr.h"
 #include "weir/config.h"
@@ -68,6 +69,16 @@ class TcpEnv {
   // pause ran out: forget the pauses.
   virtual void fastopen_active_disable(Time now) { (void)now; }
   virtual void fastopen_active_forget() {}
+  // Linux net_tx_rndhash: a random non-zero transmit hash (tcp/flow_label.h)
+  // from a generator of the stack's own, seeded on first use from the
+  // driver's secret (StackConfig::secret) so runs repeat.
+  uint32_t tx_rndhash() {
+    if (!txhash_seeded_) {
+      txhash_rng_ = txhash_seed(cfg_->secret);
+      txhash_seeded_ = true;
+    }
+    return next_txhash(txhash_rng_);
+  }
 
  protected:
   // The objects cfg() and counters() return; they must outlive the
@@ -77,6 +88,8 @@ class TcpEnv {
  private:
   const StackConfig* cfg_;
   Counters* counters_;
+  uint64_t txhash_rng_ = 0;
+  bool txhash_seeded_ = false;
 };
 
 // An arriving segment after IP and TCP parsing.
@@ -90,6 +103,7 @@ struct InSegment {
   // The network and TCP headers as received (wire::TcpPacket::headers);
   // a listener with TCP_SAVE_SYN keeps a SYN's.
   std::span<const uint8_t> headers = {};
+  uint32_t flow_label = 0;  // the IPv6 header's (RFC 6437); 0 for IPv4
   uint32_t len() const {  // SEG.LEN counts SYN and FIN (RFC 9293 §3.4)
     return static_cast<uint32_t>(payload.size()) + (h.has(wire::tcp_flag::SYN) ? 1 : 0) +
            (h.has(wire::tcp_flag::FIN) ? 1 : 0);

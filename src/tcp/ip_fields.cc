@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "tcp/connection.h"
+#include "tcp/flow_label.h"
 
 namespace weir::tcp {
 namespace {
@@ -39,9 +40,20 @@ Errc set_ipv4(SockOpts& o, int name, std::span<const uint8_t> v) {
   return Errc::kOk;
 }
 
+// Linux do_ipv6_setsockopt: IPV6_AUTOFLOWLABEL takes the int as a bool
+// (valbool; a value shorter than an int reads as 0) and marks the choice
+// made (AUTOFLOWLABEL_SET), so the sysctl's default no longer applies.
+Errc set_autoflowlabel(SockOpts& o, std::span<const uint8_t> v) {
+  int val = 0;
+  if (v.size() >= sizeof(int)) std::memcpy(&val, v.data(), sizeof val);
+  o.ipv6_autoflowlabel = val != 0 ? 1 : 0;
+  return Errc::kOk;
+}
+
 // Linux do_ipv6_setsockopt: both need a full int ("if (optlen <
 // sizeof(int)) goto e_inval").
 Errc set_ipv6(SockOpts& o, int name, std::span<const uint8_t> v) {
+  if (name == IPV6_AUTOFLOWLABEL) return set_autoflowlabel(o, v);
   if (v.size() < sizeof(int)) return Errc::kInval;
   int val = 0;
   std::memcpy(&val, v.data(), sizeof val);
@@ -80,7 +92,7 @@ Errc put_ipv4(std::span<uint8_t> out, size_t* len, int v) {
 
 bool is_ipv4_field(int level, int name) { return level == IPPROTO_IP && (name == IP_TOS || name == IP_TTL); }
 bool is_ipv6_field(int level, int name) {
-  return level == IPPROTO_IPV6 && (name == IPV6_TCLASS || name == IPV6_UNICAST_HOPS);
+  return level == IPPROTO_IPV6 && (name == IPV6_TCLASS || name == IPV6_UNICAST_HOPS || name == IPV6_AUTOFLOWLABEL);
 }
 
 }  // namespace
@@ -105,6 +117,9 @@ std::optional<Errc> get_ip_field(const SockOpts& o, bool v6_socket, uint8_t tx_e
   if (!is_ipv6_field(level, name)) return std::nullopt;
   if (!v6_socket) return Errc::kNoProtoOpt;
   if (name == IPV6_TCLASS) return put_int(out, len, o.ipv6_tclass | tx_ecn);
+  // do_ipv6_getsockopt: "val = ip6_autoflowlabel(sock_net(sk), sk)", the
+  // socket's choice or the sysctl's default.
+  if (name == IPV6_AUTOFLOWLABEL) return put_int(out, len, sock_autolabel(cfg, o.ipv6_autoflowlabel));
   // do_ipv6_getsockopt: np->hop_limit, else the route's hop limit.
   return put_int(out, len, o.ipv6_hops < 0 ? kIpv6DefaultHops : o.ipv6_hops);
 }

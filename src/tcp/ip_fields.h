@@ -21,14 +21,16 @@ struct SockOpts;
 inline constexpr uint8_t kIpEcnMask = 0x3;      // Linux INET_ECN_MASK
 inline constexpr uint8_t kIpv6DefaultHops = 64;  // Linux IPV6_DEFAULT_HOPLIMIT (conf hop_limit)
 
-// The TOS / traffic class byte and TTL / hop limit of one packet.
+// The TOS / traffic class byte, TTL / hop limit and (IPv6 only) flow
+// label (RFC 6437, 20 bits; tcp/flow_label.h) of one packet.
 struct IpFields {
   uint8_t tos = 0;
   uint8_t ttl = 64;
+  uint32_t flow_label = 0;
 };
 
 // setsockopt at SOL_IP (IP_TOS, IP_TTL) or SOL_IPV6 (IPV6_TCLASS,
-// IPV6_UNICAST_HOPS) on a socket of family v6 or not. nullopt: not one of
+// IPV6_UNICAST_HOPS, IPV6_AUTOFLOWLABEL) on a socket of family v6 or not. nullopt: not one of
 // these options (the caller goes on to the others).
 std::optional<Errc> set_ip_field(SockOpts& o, bool v6_socket, int level, int name, std::span<const uint8_t> v);
 

@@ -52,6 +52,7 @@ int retrans_to_secs(uint8_t retrans) {
 // on 64-bit, whatever the libc headers map the name to.
 constexpr int kSoTimestamping = 37;
 constexpr int kSoZerocopy = 60;
+constexpr int kSoTxRehash = 74;  // SO_TXREHASH (asm-generic/socket.h)
 
 bool get_int(std::span<const uint8_t> v, int& out) {
   if (v.size() < sizeof(int)) return false;
@@ -159,6 +160,12 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
         return Errc::kOk;
       case SO_MAX_PACING_RATE:  // bytes/s; ~0U: unlimited (tcp/pacing.h)
         set_max_pacing_rate(ccs_, static_cast<uint32_t>(v) == ~0u ? ~uint64_t{0} : static_cast<uint32_t>(v));
+        return Errc::kOk;
+      case kSoTxRehash:
+        // Linux sk_setsockopt: -1..1, -1 (SOCK_TXREHASH_DEFAULT) takes
+        // net.core.txrehash now (tcp_txhash.cc).
+        if (v < -1 || v > 1) return Errc::kInval;
+        opts_.txrehash = static_cast<uint8_t>(v == -1 ? env_.cfg().txrehash : v);
         return Errc::kOk;
       default: return Errc::kNoProtoOpt;
     }
@@ -302,6 +309,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
       case SO_OOBINLINE: return put_int(val, len, opts_.oobinline);
       case kSoZerocopy: return put_int(val, len, opts_.zerocopy);
       case SO_MARK: return put_int(val, len, static_cast<int>(opts_.mark));
+      case kSoTxRehash: return put_int(val, len, opts_.txrehash);  // sk_getsockopt: sk_txrehash
       case kSoTimestamping: return put_int(val, len, static_cast<int>(opts_.tsflags));
       case SO_MAX_PACING_RATE:
         return put_int(val, len, static_cast<int>(std::min<uint64_t>(ccs_.max_pacing_rate, ~0u)));

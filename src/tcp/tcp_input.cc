@@ -78,6 +78,7 @@ bool Connection::check_sequence(Time now, const InSegment& seg) {
   const bool pure_data = !seg.payload.empty() && !seg.h.has(SYN);
   if (paws_reject(now, seg) && !seg.h.has(RST)) {
     c.inc(Counter::TcpExtPAWSEstab);
+    dupack_rehash(seg);  // Linux tcp_validate_incoming -> tcp_send_dupack
     if (pure_data || !oow_rate_limited(now)) send_ack(now);  // RFC 7323 §5.3 R1
     else c.inc(Counter::TcpExtTCPACKSkippedPAWS);
     return false;
@@ -92,6 +93,7 @@ bool Connection::check_sequence(Time now, const InSegment& seg) {
     }
     // Linux tcp_send_dupack: old data (a retransmission below RCV.NXT) gets
     // a D-SACK (RFC 2883 §4) and quick ACKs; the receiver decides.
+    dupack_rehash(seg);
     rcv_.on_unacceptable(seg.h.seq, seg.len(), c);
     if (pure_data || !oow_rate_limited(now)) send_ack(now);
     else c.inc(Counter::TcpExtTCPACKSkippedSeq);
@@ -219,8 +221,10 @@ void Connection::input_synchronized(Time now, const InSegment& seg) {
   // it is an old retransmission (DELAYEDACKLOST, a D-SACK of the SYN per
   // RFC 2883 §4, quick-ACK mode) and tcp_ack_snd_check ACKs it at once
   // unless tcp_data_snd_check's data already carried the ACK.
-  if (simopen_synack && state_ == State::kEstablished)
+  if (simopen_synack && state_ == State::kEstablished) {
+    duplicate_data_rehash(seg);  // tcp_data_queue: old data -> tcp_rcv_spurious_retrans
     rcv_.on_unacceptable(seg.h.seq, seg.len(), env_.counters());
+  }
   const Seq32 nxt_before = snd_.nxt;
   data_snd_check(now);  // Linux tcp_data_snd_check: push, then tcp_check_space
   if (simopen_synack && state_ == State::kEstablished && snd_.nxt == nxt_before) send_ack(now);
@@ -244,6 +248,11 @@ void Connection::process_data(Time now, const InSegment& seg) {
   const bool had_fin = rcv_.fin_received();
   // Linux bounds the delayed-ACK and SACK-compression delays by SRTT.
   DataOutcome out = rcv_.on_data(now, d, rtt_.rto(), rtt_.srtt(), env_.counters());
+  // Linux tcp_data_queue: wholly old data -> tcp_rcv_spurious_retrans
+  // (before the ACK it draws goes out); in-order data -> tcp_event_data_recv,
+  // which remembers its label.
+  if (out.drop == RcvDrop::kDuplicate) duplicate_data_rehash(seg);
+  else if (out.in_order > 0) save_lrcv_flowlabel(seg);
   if (!seg.payload.empty()) last_rcv_data_ = now;
   if (out.fin && !had_fin) process_fin(now);
   if (state_ == State::kClosed) return;

@@ -47,7 +47,9 @@ void Connection::send_reset_for(Time now, const InSegment& seg) {
   // Linux tcp_v4_send_reset / tcp_v6_send_reset: the segment's DSCP and
   // the control socket's TTL, never the socket's ("if a packet caused RST,
   // ... we build reply only basing on parameters arrived with segment").
-  env_.output(tuple_, h, {}, reply_ip_fields(env_.cfg(), tuple_.remote.addr.is_v4(), seg.tos));
+  IpFields f = reply_ip_fields(env_.cfg(), tuple_.remote.addr.is_v4(), seg.tos);
+  f.flow_label = reset_flow_label();
+  env_.output(tuple_, h, {}, f);
   env_.counters().inc(Counter::TcpOutSegs);
   env_.counters().inc(Counter::TcpOutRsts);
 }

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "tcp/connection.h"
+#include "tcp/flow_label.h"
 
 namespace weir::tcp {
 using namespace wire::tcp_flag;
@@ -113,13 +114,38 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 // (tcp_v4_timewait_ack -> ip_send_unicast_reply): tw_tos without the ECN
 // field, and the default TTL. So does a request's out-of-window ACK
 // (tcp_v4_reqsk_send_ack), with the arriving segment's DSCP.
+//
+// An IPv6 segment's flow label is made per packet from the transmit hash,
+// as ip6_xmit calls ip6_make_flowlabel (tcp/flow_label.h), so the sysctl
+// and IPV6_AUTOFLOWLABEL apply from the next segment on.
 IpFields Connection::ip_fields(uint8_t ecn) const {
   const bool v4 = tuple_.remote.addr.is_v4();
   IpFields f = socket_ip_fields(opts_, env_.cfg(), v4);
-  if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(env_.cfg(), v4, 0).ttl};
-  if (reply_tos_ >= 0) return reply_ip_fields(env_.cfg(), v4, static_cast<uint8_t>(reply_tos_));
+  if (!v4) f.flow_label = flow_label();
+  if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(env_.cfg(), v4, 0).ttl, f.flow_label};
+  if (reply_tos_ >= 0) {
+    IpFields r = reply_ip_fields(env_.cfg(), v4, static_cast<uint8_t>(reply_tos_));
+    r.flow_label = f.flow_label;
+    return r;
+  }
   f.tos |= ecn;
   return f;
+}
+
+// The label of this connection's IPv6 segments. A connection that never
+// drew a hash (a listener) has none on its segments, so Linux's
+// skb_get_hash_flowi6 hashes the flow. TIME-WAIT answers through the
+// control socket (tcp_v6_timewait_ack -> tcp_v6_send_response ->
+// ip6_xmit(ctl_sk)) with tw_txhash, the socket's hash, and the control
+// socket's auto-label choice: the sysctl's default, not IPV6_AUTOFLOWLABEL.
+// So does a request's out-of-window ACK (tcp_v6_reqsk_send_ack: label 0,
+// tcp_rsk(req)->txhash).
+uint32_t Connection::flow_label() const {
+  const StackConfig& cfg = env_.cfg();
+  const uint32_t hash = txhash_ ? txhash_ : flow_hash(cfg.secret, tuple_);
+  const bool ctl_sk = state_ == State::kTimeWait || reply_tos_ >= 0;
+  const bool autolabel = ctl_sk ? default_autolabel(cfg) : sock_autolabel(cfg, opts_.ipv6_autoflowlabel);
+  return make_flow_label(cfg, hash, autolabel);
 }
 
 // Linux __tcp_transmit_skb: queue_xmit returned NET_XMIT_DROP (err > 0), so

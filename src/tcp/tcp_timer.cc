@@ -267,6 +267,10 @@ void Connection::on_syn_rto(Time now) {
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;
   }
+  // A new path for the retransmission (tcp_txhash.cc): SYN-SENT through
+  // tcp_write_timeout, a child's SYN-ACK through tcp_rtx_synack.
+  if (listener_) synack_rehash();
+  else timeout_rehash();
   retransmit_syn(now);
 }
 
@@ -342,6 +346,7 @@ void Connection::on_rto(Time now) {
     done(now, soft_error_ != Errc::kOk ? soft_error_ : Errc::kTimedOut);
     return;
   }
+  timeout_rehash();  // tcp_write_timeout's last step (tcp_txhash.cc)
   ++total_rto_;
   trace_event(now, TraceEvent::kRto, backoff_);
   enter_loss(now);

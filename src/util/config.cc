@@ -33,6 +33,9 @@ constexpr Key kKeys[] = {
     {"tcp_ecn", &StackConfig::tcp_ecn},
     {"ip_default_ttl", &StackConfig::ip_default_ttl},
     {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos},
+    {"auto_flowlabels", &StackConfig::auto_flowlabels},
+    {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges},
+    {"txrehash", &StackConfig::txrehash},
     {"tcp_syn_retries", &StackConfig::tcp_syn_retries},
     {"tcp_synack_retries", &StackConfig::tcp_synack_retries},
     {"tcp_retries1", &StackConfig::tcp_retries1},
@@ -166,6 +169,15 @@ std::string check_range(const StackConfig& c, std::string_view name) {
     return fmt::format("ip_default_ttl: expected 1..255, got {}", c.ip_default_ttl);
   if (name == "tcp_reflect_tos" && (c.tcp_reflect_tos < 0 || c.tcp_reflect_tos > 1))
     return fmt::format("tcp_reflect_tos: expected 0 or 1, got {}", c.tcp_reflect_tos);
+  // Linux ipv6_table: auto_flowlabels proc_dou8vec_minmax to
+  // IP6_AUTO_FLOW_LABEL_MAX (3), flowlabel_state_ranges 0..1; net.core
+  // txrehash 0..1 (SOCK_TXREHASH_DISABLED / ENABLED).
+  if (name == "auto_flowlabels" && (c.auto_flowlabels < 0 || c.auto_flowlabels > 3))
+    return fmt::format("auto_flowlabels: expected 0..3, got {}", c.auto_flowlabels);
+  if (name == "flowlabel_state_ranges" && (c.flowlabel_state_ranges < 0 || c.flowlabel_state_ranges > 1))
+    return fmt::format("flowlabel_state_ranges: expected 0 or 1, got {}", c.flowlabel_state_ranges);
+  if (name == "txrehash" && (c.txrehash < 0 || c.txrehash > 1))
+    return fmt::format("txrehash: expected 0 or 1, got {}", c.txrehash);
   const auto& r = c.ip_local_port_range;
   if (name == "ip_local_port_range" && (r[0] < 1 || r[1] > 65535 || r[1] < r[0]))
     return fmt::format("ip_local_port_range: expected 'low high' with 1 <= low <= high <= 65535, got '{} {}'",
@@ -208,7 +220,8 @@ std::string StackConfig::set(std::string_view key, std::string_view value) {
     if (key.substr(0, prefix.size()) == prefix)
       return set("tcp_cubic_" + std::string(key.substr(prefix.size())), value);
   }
-  for (std::string_view prefix : {"net.ipv4.", "net.core.", "/proc/sys/net/ipv4/", "/proc/sys/net/core/"}) {
+  for (std::string_view prefix : {"net.ipv4.", "net.ipv6.", "net.core.", "/proc/sys/net/ipv4/", "/proc/sys/net/ipv6/",
+                                  "/proc/sys/net/core/"}) {
     if (key.substr(0, prefix.size()) == prefix) {
       key.remove_prefix(prefix.size());
       break;

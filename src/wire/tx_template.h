@@ -41,26 +41,28 @@ class TxTemplateV4 {
 };
 
 // The IPv6 form (RFC 8200 §3): no header checksum, so only the payload
-// length, the traffic class and the hop limit are written per segment;
-// the flow label is the pair's (RFC 6437: one per flow).
+// length, the first word (traffic class and flow label) and the hop limit
+// are written per segment. The flow label is the connection's, not the
+// address pair's (RFC 6437 §2: one per flow, a flow being a transport
+// connection here; Linux ip6_xmit makes it per packet from the socket's
+// transmit hash), so it comes with each segment like the traffic class.
 class TxTemplateV6 {
  public:
   TxTemplateV6() = default;
-  // Datagrams from `src` to `dst` (neither IPv4-mapped) with this flow label.
-  TxTemplateV6(const IpAddr& src, const IpAddr& dst, uint32_t flow_label);
+  // Datagrams from `src` to `dst` (neither IPv4-mapped).
+  TxTemplateV6(const IpAddr& src, const IpAddr& dst);
 
   // build_tcp_packet_pieces(ip, h, payload, out) for an IpInfo of this
-  // template's addresses and flow label with `tclass` (IpInfo::tos) and
-  // `hop_limit` (IpInfo::ttl); `h.md5_key` must be empty. `out` needs room
-  // for the largest headers (40 + 20 + 40 bytes) and the payload. Returns
-  // the datagram's length, or 0 when it would not fit `out` or its
-  // payload-length field.
-  size_t build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit, PayloadView payload,
+  // template's addresses with `tclass` (IpInfo::tos), `hop_limit`
+  // (IpInfo::ttl) and `flow_label` (its low 20 bits); `h.md5_key` must be
+  // empty. `out` needs room for the largest headers (40 + 20 + 40 bytes)
+  // and the payload. Returns the datagram's length, or 0 when it would not
+  // fit `out` or its payload-length field.
+  size_t build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit, uint32_t flow_label, PayloadView payload,
                std::span<uint8_t> out) const;
 
  private:
   std::array<uint8_t, kIpv6Header> ip_{};  // constant fields; first word, length, hop limit zero
-  uint32_t flow_label_ = 0;
   uint32_t pseudo_sum_ = 0;  // of the pseudo-header's addresses and next header (RFC 8200 §8.1)
 };
 

@@ -103,6 +103,8 @@ class Harness {
   uint16_t local_port = 8080;
   uint16_t remote_port = 50000;
   SocketId listener = kNoSocket;
+  // The IPv6 flow label of the peer's segments (RFC 6437).
+  uint32_t peer_flow_label = 0;
   // RFC 2385: when set, inject_raw signs the peer's segments with it.
   std::vector<uint8_t> peer_md5_key;
   CaptureNetif& nif() { return nif_; }
