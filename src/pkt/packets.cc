@@ -69,16 +69,19 @@ std::string ecn_text(Ecn e) {
 }
 
 // The IP attributes the script names, as it names them: [tos 0x..],
-// [ttl N] (the live packet's shown in the same place, for the caret).
-void render_ip(Rendered& r, const PacketSpec& p, uint8_t tos, uint8_t ttl) {
+// [ttl N], [flowlabel 0x..] (the live packet's shown in the same place,
+// for the caret).
+void render_ip(Rendered& r, const PacketSpec& p, uint8_t tos, uint8_t ttl, uint32_t flowlabel) {
   if (p.tos) r.fields.push_back({"tos", fmt::format("[tos 0x{:x}]", tos)});
   if (p.ttl) r.fields.push_back({"ttl", fmt::format("[ttl {}]", ttl)});
+  if (p.flowlabel) r.fields.push_back({"flowlabel", fmt::format("[flowlabel 0x{:x}]", flowlabel)});
 }
 
 Rendered render_expected(const PacketSpec& p) {
   Rendered r;
   if (p.ecn != Ecn::kUnset) r.fields.push_back({"ecn", ecn_text(p.ecn)});
-  render_ip(r, p, static_cast<uint8_t>(p.tos.value_or(0)), static_cast<uint8_t>(p.ttl.value_or(0)));
+  render_ip(r, p, static_cast<uint8_t>(p.tos.value_or(0)), static_cast<uint8_t>(p.ttl.value_or(0)),
+            p.flowlabel.value_or(0));
   r.fields.push_back({"flags", p.flags_text});
   r.fields.push_back({"seq", fmt::format("{}:{}({})", p.seq_start, p.seq_end, p.len)});
   if (p.ack) r.fields.push_back({"ack", fmt::format("ack {}", *p.ack)});
@@ -104,6 +107,8 @@ struct Actual {
   uint16_t urg = 0;  // the urgent pointer
   uint8_t tos = 0;  // IPv4 TOS / IPv6 traffic class, ECN field included
   uint8_t ttl = 0;  // IPv4 TTL / IPv6 hop limit
+  uint32_t flowlabel = 0;  // IPv6 flow label (RFC 6437)
+  bool v6 = false;
   wire::TcpOptions options;
   uint32_t ts_val_script = 0;  // TS val mapped to script space
 };
@@ -114,7 +119,7 @@ Rendered render_actual(const PacketSpec& p, const Actual& a) {
     static const char* kEcn[] = {"[noecn]", "[ect1]", "[ect0]", "[ce]"};
     r.fields.push_back({"ecn", kEcn[a.tos & 3]});
   }
-  render_ip(r, p, a.tos, a.ttl);
+  render_ip(r, p, a.tos, a.ttl, a.flowlabel);
   std::string flags = wire::format_flags(a.flags);
   r.fields.push_back({"flags", flags.empty() ? "-" : flags});
   r.fields.push_back({"seq", fmt::format("{}:{}({})", a.seq, a.seq + a.len, a.len)});
@@ -436,6 +441,8 @@ Actual actual_of(const wire::TcpPacket& pk, uint32_t local_off, uint32_t remote_
   a.urg = pk.tcp.urgent;
   a.tos = pk.ip.tos;
   a.ttl = pk.ip.ttl;
+  a.flowlabel = pk.ip.flow_label;
+  a.v6 = pk.ip.version == 6;
   a.options = pk.tcp.options;
   for (size_t i = 0; i < a.options.sack_count; ++i)
     a.options.sack[i] = {a.options.sack[i].begin - remote_off, a.options.sack[i].end - remote_off};
@@ -481,6 +488,12 @@ std::optional<Mismatch> header_mismatch(const PacketSpec& p, const Actual& a) {
     return Mismatch{"tos", fmt::format("live packet field ip_tos: expected 0x{:x} vs actual 0x{:x}", *p.tos, a.tos)};
   if (p.ttl && *p.ttl != a.ttl)
     return Mismatch{"ttl", fmt::format("live packet field ip_ttl: expected {} vs actual {}", *p.ttl, a.ttl)};
+  // [flowlabel F]: the IPv6 flow label (RFC 6437). Checked only when the
+  // script names it, as packetdrill (Linux picks it from a random hash);
+  // an IPv4 packet has none to check.
+  if (p.flowlabel && a.v6 && *p.flowlabel != a.flowlabel)
+    return Mismatch{"flowlabel", fmt::format("live packet field ipv6_flow_label: expected 0x{:x} vs actual 0x{:x}",
+                                             *p.flowlabel, a.flowlabel)};
   if ((p.flags & 0xff) != a.flags)
     return Mismatch{"flags", fmt::format("live packet field tcp flags: expected '{}' vs actual '{}'", p.flags_text,
                                          wire::format_flags(a.flags))};

@@ -24,7 +24,7 @@ constexpr Sym kSymbols[] = {
     {"SO_BROADCAST", 6}, {"SO_SNDBUF", 7}, {"SO_RCVBUF", 8}, {"SO_KEEPALIVE", 9},
     {"SO_OOBINLINE", 10}, {"SO_LINGER", 13}, {"SO_REUSEPORT", 15}, {"SO_RCVLOWAT", 18},
     {"SO_SNDLOWAT", 19}, {"SO_RCVTIMEO", 20}, {"SO_SNDTIMEO", 21}, {"SO_SNDBUFFORCE", 32},
-    {"SO_RCVBUFFORCE", 33}, {"SO_TIMESTAMPING", 37}, {"SO_MARK", 36}, {"SO_MAX_PACING_RATE", 47},
+    {"SO_RCVBUFFORCE", 33}, {"SO_TIMESTAMPING", 37}, {"SO_MARK", 36}, {"SO_MAX_PACING_RATE", 47}, {"SO_TXREHASH", 74},
     {"SO_ZEROCOPY", 60}, {"SO_BINDTODEVICE", 25}, {"SO_PRIORITY", 12},
     // SOL_TCP options
     {"TCP_NODELAY", 1}, {"TCP_MAXSEG", 2}, {"TCP_CORK", 3}, {"TCP_KEEPIDLE", 4},
@@ -39,6 +39,7 @@ constexpr Sym kSymbols[] = {
     {"IP_TOS", 1}, {"IP_TTL", 2}, {"IP_MTU_DISCOVER", 10}, {"IP_RECVERR", 11}, {"IP_MTU", 14},
     {"IP_FREEBIND", 15}, {"IP_PMTUDISC_DONT", 0}, {"IP_PMTUDISC_DO", 2}, {"IPV6_TCLASS", 67},
     {"IPV6_UNICAST_HOPS", 16}, {"IPV6_RECVERR", 25}, {"IPV6_MTU_DISCOVER", 23}, {"IPV6_FREEBIND", 78},
+    {"IPV6_AUTOFLOWLABEL", 70},
     // message flags
     {"MSG_OOB", 0x1}, {"MSG_PEEK", 0x2}, {"MSG_DONTROUTE", 0x4}, {"MSG_CTRUNC", 0x8}, {"MSG_TRUNC", 0x20},
     {"MSG_DONTWAIT", 0x40}, {"MSG_EOR", 0x80}, {"MSG_WAITALL", 0x100}, {"MSG_ERRQUEUE", 0x2000},
