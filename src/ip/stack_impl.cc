@@ -101,8 +101,8 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   if (h.md5_key.empty()) {
     if (!tx_tmpl6_.is_for(src, dst)) v6_template(src, dst);
     ++ip_id_;  // as the general path: every datagram takes an id
-    return transmit_built(
-        tx_tmpl6_.tmpl.build(h, f.tos, f.ttl, f.flow_label, payload, std::span(out_buf_.data(), n)));
+    const uint32_t flowinfo = uint32_t{f.tos} << 20 | f.flow_label;  // RFC 8200 §3: Traffic Class, Flow Label
+    return transmit_built(tx_tmpl6_.tmpl.build(h, flowinfo, f.ttl, payload, std::span(out_buf_.data(), n)));
   }
   wire::IpInfo ip;
   ip.src = t.local.addr;

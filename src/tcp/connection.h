@@ -405,14 +405,20 @@ class Connection {
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
   IpFields ip_fields(uint8_t ecn) const;  // tcp_output.cc: the IP header of a segment
   // tcp_txhash.cc: the transmit hash (Linux sk_set_txhash / sk_rethink_txhash).
-  void set_txhash() { txhash_ = env_.tx_rndhash(); }
+  void set_txhash() {
+    txhash_ = env_.tx_rndhash();
+    label_mode_ = -1;  // the cached label is stale
+  }
   bool rethink_txhash();
   void timeout_rehash();
   void synack_rehash();
   void duplicate_data_rehash(const InSegment& seg);
   void dupack_rehash(const InSegment& seg);
-  void save_lrcv_flowlabel(const InSegment& seg);
+  // tcp_event_data_recv -> tcp_save_lrcv_flowlabel (IPv6 only in Linux; an
+  // IPv4 segment's label is 0 here and never compared).
+  void save_lrcv_flowlabel(const InSegment& seg) { lrcv_flowlabel_ = seg.flow_label; }
   uint32_t flow_label() const;
+  uint32_t socket_flow_label(const StackConfig& cfg) const;
   uint32_t reset_flow_label() const;
   void on_local_drop(Time now);  // tcp_enter_cwr on NET_XMIT_DROP
   void on_segment_dropped(Time now, SeqRange r, bool retransmit, bool tlp);
@@ -619,6 +625,13 @@ class Connection {
   uint32_t txhash_ = 0;          // Linux sk_txhash; 0: none drawn yet
   uint32_t timeout_rehash_ = 0;  // tp->timeout_rehash (tcpi_rehash)
   uint32_t lrcv_flowlabel_ = 0;  // icsk_ack.lrcv_flowlabel: the label of the last data received
+  // The label of the socket's own segments, made once per hash and kept
+  // with what it was made from (the two sysctls, IPV6_AUTOFLOWLABEL), so a
+  // segment only compares them (socket_flow_label); -1: none made yet.
+  mutable uint32_t label_ = 0;
+  mutable int8_t label_mode_ = -1;
+  mutable int8_t label_ranges_ = 0;
+  mutable int8_t label_opt_ = 0;
 
   // The header of data segments and ACKs, reused (tx_header): building a
   // fresh ~290-byte TcpHeader cost its zeroing on every segment sent.

@@ -119,17 +119,32 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 // as ip6_xmit calls ip6_make_flowlabel (tcp/flow_label.h), so the sysctl
 // and IPV6_AUTOFLOWLABEL apply from the next segment on.
 IpFields Connection::ip_fields(uint8_t ecn) const {
+  const StackConfig& cfg = env_.cfg();
   const bool v4 = tuple_.remote.addr.is_v4();
-  IpFields f = socket_ip_fields(opts_, env_.cfg(), v4);
-  if (!v4) f.flow_label = flow_label();
-  if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(env_.cfg(), v4, 0).ttl, f.flow_label};
+  IpFields f = socket_ip_fields(opts_, cfg, v4);
+  if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(cfg, v4, 0).ttl, v4 ? 0 : flow_label()};
   if (reply_tos_ >= 0) {
-    IpFields r = reply_ip_fields(env_.cfg(), v4, static_cast<uint8_t>(reply_tos_));
-    r.flow_label = f.flow_label;
+    IpFields r = reply_ip_fields(cfg, v4, static_cast<uint8_t>(reply_tos_));
+    r.flow_label = v4 ? 0 : flow_label();
     return r;
   }
+  if (!v4) f.flow_label = socket_flow_label(cfg);
   f.tos |= ecn;
   return f;
+}
+
+// flow_label() for the socket's own segments, remade only when the hash,
+// a sysctl or IPV6_AUTOFLOWLABEL changed since: the per-segment cost is
+// three compares (Linux makes it in ip6_xmit for every packet).
+uint32_t Connection::socket_flow_label(const StackConfig& cfg) const {
+  if (cfg.auto_flowlabels != label_mode_ || cfg.flowlabel_state_ranges != label_ranges_ ||
+      opts_.ipv6_autoflowlabel != label_opt_) {
+    label_ = flow_label();
+    label_mode_ = static_cast<int8_t>(cfg.auto_flowlabels);
+    label_ranges_ = static_cast<int8_t>(cfg.flowlabel_state_ranges);
+    label_opt_ = opts_.ipv6_autoflowlabel;
+  }
+  return label_;
 }
 
 // The label of this connection's IPv6 segments. A connection that never

@@ -68,9 +68,5 @@ uint32_t Connection::reset_flow_label() const {
   return make_flow_label(cfg, hash, default_autolabel(cfg));
 }
 
-// Linux tcp_event_data_recv -> tcp_save_lrcv_flowlabel: in-order data.
-void Connection::save_lrcv_flowlabel(const InSegment& seg) {
-  if (!tuple_.remote.addr.is_v4()) lrcv_flowlabel_ = seg.flow_label;
-}
 
 }  // namespace weir::tcp

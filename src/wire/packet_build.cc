@@ -188,8 +188,8 @@ TxTemplateV6::TxTemplateV6(const IpAddr& src, const IpAddr& dst) {
 // TxTemplateV4::build's steps (build_tcp_packet_pieces's order, so every
 // partial sum is the same integer), then the IPv6 header from the template.
 // IPv6's length field leaves its own header out (RFC 8200 §3).
-size_t TxTemplateV6::build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit, uint32_t flow_label,
-                           PayloadView payload, std::span<uint8_t> out) const {
+size_t TxTemplateV6::build(const TcpHeader& h, uint32_t flowinfo, uint8_t hop_limit, PayloadView payload,
+                           std::span<uint8_t> out) const {
   const size_t plen = payload.size();
   if (out.size() < kIpv6Header + kTcpHeaderMin + kTcpOptionsMax + plen) return 0;
   uint8_t* p = out.data();
@@ -210,7 +210,7 @@ size_t TxTemplateV6::build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit
   if (hlen > kTcpHeaderMin) sum = csum_partial({tcp + kTcpHeaderMin, hlen - kTcpHeaderMin}, sum);
   store_be16(tcp + 16, csum_fold(sum));
   std::memcpy(p, ip_.data(), kIpv6Header);
-  store_be32(p, 6u << 28 | uint32_t{tclass} << 20 | (flow_label & 0xfffffu));
+  store_be32(p, 6u << 28 | (flowinfo & 0x0fffffffu));
   store_be16(p + 4, static_cast<uint16_t>(seg_len));
   p[7] = hop_limit;
   return kIpv6Header + seg_len;

@@ -45,7 +45,9 @@ class TxTemplateV4 {
 // are written per segment. The flow label is the connection's, not the
 // address pair's (RFC 6437 §2: one per flow, a flow being a transport
 // connection here; Linux ip6_xmit makes it per packet from the socket's
-// transmit hash), so it comes with each segment like the traffic class.
+// transmit hash), so it comes with each segment like the traffic class:
+// both in one word, `flowinfo` (Linux's name for the 28 bits, as in
+// sin6_flowinfo and ip6_flow_hdr: tclass << 20 | label).
 class TxTemplateV6 {
  public:
   TxTemplateV6() = default;
@@ -53,12 +55,12 @@ class TxTemplateV6 {
   TxTemplateV6(const IpAddr& src, const IpAddr& dst);
 
   // build_tcp_packet_pieces(ip, h, payload, out) for an IpInfo of this
-  // template's addresses with `tclass` (IpInfo::tos), `hop_limit`
-  // (IpInfo::ttl) and `flow_label` (its low 20 bits); `h.md5_key` must be
-  // empty. `out` needs room for the largest headers (40 + 20 + 40 bytes)
-  // and the payload. Returns the datagram's length, or 0 when it would not
-  // fit `out` or its payload-length field.
-  size_t build(const TcpHeader& h, uint8_t tclass, uint8_t hop_limit, uint32_t flow_label, PayloadView payload,
+  // template's addresses with `flowinfo` (IpInfo::tos << 20 |
+  // IpInfo::flow_label; its low 28 bits) and `hop_limit` (IpInfo::ttl);
+  // `h.md5_key` must be empty. `out` needs room for the largest headers
+  // (40 + 20 + 40 bytes) and the payload. Returns the datagram's length,
+  // or 0 when it would not fit `out` or its payload-length field.
+  size_t build(const TcpHeader& h, uint32_t flowinfo, uint8_t hop_limit, PayloadView payload,
                std::span<uint8_t> out) const;
 
  private:

@@ -105,7 +105,7 @@ TEST(TxTemplateV6, WritesTheGeneralBuildersBytes) {
     std::vector<uint8_t> want(room, 0xee), got(room, 0xdd);
     const size_t nw = build_tcp_packet_pieces(c.ip, c.h, pv, want);
     const TxTemplateV6 t(c.ip.src, c.ip.dst);
-    const size_t ng = t.build(c.h, c.ip.tos, c.ip.ttl, c.ip.flow_label, pv, got);
+    const size_t ng = t.build(c.h, uint32_t{c.ip.tos} << 20 | c.ip.flow_label, c.ip.ttl, pv, got);
     ASSERT_EQ(ng, nw) << "case " << i;
     ASSERT_GT(nw, 0u);
     ASSERT_TRUE(std::equal(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(nw), got.begin()))
@@ -125,10 +125,10 @@ TEST(TxTemplateV6, RefusesTooLongAPayloadOrABufferWithoutRoomForAnyOptions) {
   const TxTemplateV6 t(*IpAddr::parse("2001:db8::1"), *IpAddr::parse("2001:db8::2"));
   std::vector<uint8_t> fits(65535 - 20, 1), over(65535 - 20 + 1, 1);
   std::vector<uint8_t> out(100 + over.size());
-  EXPECT_EQ(t.build(h, 0, 64, 0, PayloadView(std::span<const uint8_t>(fits)), out), 40u + 65535u);
-  EXPECT_EQ(t.build(h, 0, 64, 0, PayloadView(std::span<const uint8_t>(over)), out), 0u);
+  EXPECT_EQ(t.build(h, 0, 64, PayloadView(std::span<const uint8_t>(fits)), out), 40u + 65535u);
+  EXPECT_EQ(t.build(h, 0, 64, PayloadView(std::span<const uint8_t>(over)), out), 0u);
   std::vector<uint8_t> small(99);
-  EXPECT_EQ(t.build(h, 0, 64, 0, {}, small), 0u);
+  EXPECT_EQ(t.build(h, 0, 64, {}, small), 0u);
 }
 
 TEST(TxTemplateV4, RefusesTooLongADatagramOrABufferWithoutRoomForAnyOptions) {
