@@ -361,7 +361,13 @@ class Connection {
   void urg_input(const InSegment& seg);
   Expected<size_t, Errc> recv_urg(std::span<uint8_t> out, int flags);
   void mark_urg();                           // send(MSG_OOB): SND.UP = end of the write
-  void urg_header(wire::TcpHeader& h) const; // URG and SEG.UP on a segment while SND.UP is ahead
+  // URG and SEG.UP on a segment while SND.UP is ahead. Inline, as the test
+  // that settles it: urgent mode is rare and this runs for every segment sent.
+  void urg_header(wire::TcpHeader& h) const {
+    h.urgent = 0;
+    if (urg_mode_) urg_pointer(h);
+  }
+  void urg_pointer(wire::TcpHeader& h) const;  // the rest of urg_header, in urgent mode
   void urg_acked();                          // SND.UNA reached SND.UP: urgent mode ends
 
   // --- tcp_input.cc
@@ -456,7 +462,13 @@ class Connection {
   void ecn_send_syn(wire::TcpHeader& h);
   void ecn_rcv_synack(const wire::TcpHeader& h);
   void ecn_rcv_syn(const wire::TcpHeader& h);
-  uint8_t ecn_send(wire::TcpHeader& h, size_t payload_len);  // -> the IP ECN field
+  // -> the IP ECN field. Inline, as the test that settles it: most
+  // connections do not negotiate ECN, and this runs for every segment sent
+  // (RFC 3168 §6.1.1: without ECN every packet is not-ECT, 0).
+  uint8_t ecn_send(wire::TcpHeader& h, size_t payload_len) {
+    return ecn_.ok ? ecn_send_ok(h, payload_len) : 0;
+  }
+  uint8_t ecn_send_ok(wire::TcpHeader& h, size_t payload_len);  // ecn_send on an ECN connection
   bool ecn_rcv_data(const InSegment& seg, bool* ack_now);    // true: quick-ACK mode (2 ACKs)
   bool ecn_echo(const wire::TcpHeader& h) const;             // FLAG_ECE
   void ecn_after_recovery(uint32_t prior_reductions, bool withdraw);

@@ -6,19 +6,15 @@
 
 namespace weir::tcp {
 
-bool Pacer::hold(const cc::CcState& tp, Time now) {
-  if (!active(tp)) return false;
+bool Pacer::hold_paced(const cc::CcState& tp, Time now) {
   // tcp_pacing_check: the departure time of the next packet has come.
   if (tp.wstamp <= now) return false;
   if (timer_.is_never() || timer_ > tp.wstamp) timer_ = tp.wstamp;
   return true;
 }
 
-void Pacer::on_sent(cc::CcState& tp, uint32_t bytes, uint32_t data_segs_out, Time now) const {
-  // __tcp_transmit_skb: the packet departs no earlier than now.
-  const Time prior = tp.wstamp;
-  tp.wstamp = std::max(tp.wstamp, now);
-  if (!active(tp)) return;
+// `prior` is the stamp before on_sent moved it up to now.
+void Pacer::advance_stamp(cc::CcState& tp, uint32_t bytes, uint32_t data_segs_out, Time prior) {
   const uint64_t rate = tp.pacing_rate;
   if (rate == 0 || rate == std::numeric_limits<uint64_t>::max() || data_segs_out < kUnpacedSegs) return;
   // tcp_update_skb_after_send: the next departure is len/rate later, less up

@@ -17,6 +17,7 @@
 // tcp_pacing_ca_ratio (120 %) after it (cc::update_pacing_rate); BBR sets its own.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "tcp/cc/cc.h"
@@ -37,12 +38,20 @@ class Pacer {
   bool active(const cc::CcState& tp) const { return all_ || tp.pacing_status == cc::PacingStatus::Needed; }
 
   // tcp_pacing_check(): true if the next packet must wait until tp.wstamp;
-  // the pacing timer is then armed for that time.
-  bool hold(const cc::CcState& tp, Time now);
+  // the pacing timer is then armed for that time. Inline up to the test
+  // that settles an unpaced connection: it runs before every transmission.
+  bool hold(const cc::CcState& tp, Time now) { return active(tp) && hold_paced(tp, now); }
 
   // __tcp_transmit_skb + tcp_update_skb_after_send(): a data packet of `bytes`
   // left now; `data_segs_out` counts data packets sent, this one included.
-  void on_sent(cc::CcState& tp, uint32_t bytes, uint32_t data_segs_out, Time now) const;
+  // Inline up to the test that settles an unpaced connection: it runs for
+  // every data packet sent.
+  void on_sent(cc::CcState& tp, uint32_t bytes, uint32_t data_segs_out, Time now) const {
+    // __tcp_transmit_skb: the packet departs no earlier than now.
+    const Time prior = tp.wstamp;
+    tp.wstamp = std::max(tp.wstamp, now);
+    if (active(tp)) advance_stamp(tp, bytes, data_segs_out, prior);
+  }
 
   // The pacing timer (Time::never() when not armed).
   Time deadline() const { return timer_; }
@@ -50,6 +59,10 @@ class Pacer {
   bool fire(Time now);
 
  private:
+  bool hold_paced(const cc::CcState& tp, Time now);  // hold, for a paced connection
+  // tcp_update_skb_after_send: the next departure, for a paced connection.
+  static void advance_stamp(cc::CcState& tp, uint32_t bytes, uint32_t data_segs_out, Time prior);
+
   bool all_ = false;
   Time timer_ = Time::never();
 };

@@ -260,6 +260,8 @@ class Receiver {
   void on_ack_sent(Time now);
   // We sent data: interactive (ping-pong) detection (Linux tcp_event_data_sent).
   void on_data_sent(Time now);
+  // (Both are defined inline below the class: they run for every segment
+  // sent, and a call into another file cost more than their few stores.)
 
   // ---- delayed ACK ----------------------------------------------------------
   bool ack_pending() const { return ack_pending_; }
@@ -445,5 +447,34 @@ class Receiver {
   uint32_t rcv_ooopack_ = 0;
   uint32_t last_tsecr_ = 0;
 };
+
+// Linux tcp_event_ack_sent: any segment with ACK acknowledges everything.
+inline void Receiver::on_ack_sent(Time /*now*/) {
+  ack_compressed_unreported_ += compressed_ack_;
+  compressed_ack_ = 0;
+  comp_deadline_ = Time::never();
+  if (quick_ > 0) {  // Linux tcp_dec_quickack_mode
+    const uint32_t pkts = ack_pending_ ? 1 : 0;
+    if (pkts >= quick_) {
+      quick_ = 0;
+      ato_ = cfg_.ato_min;
+    } else {
+      quick_ -= pkts;
+    }
+  }
+  ack_pending_ = false;
+  ack_timer_ = false;
+  ack_now_flag_ = false;
+  pushed_ = false;
+  pushed2_ = false;
+  delack_deadline_ = Time::never();
+  dsack_.reset();  // RFC 2883 §4: a D-SACK is reported once
+}
+
+// Linux tcp_event_data_sent: a reply sent within ATO of the last arrival
+// looks interactive; ACKs then ride on the replies (delayed ACK mode).
+inline void Receiver::on_data_sent(Time now) {
+  if (ato_ > Duration::zero() && now - lrcvtime_ < ato_ && pingpong_ < 255) ++pingpong_;
+}
 
 }  // namespace weir::tcp

@@ -49,8 +49,8 @@ void Connection::ecn_rcv_syn(const wire::TcpHeader& h) {
 // queued CWR; pure ACKs, window probes and retransmissions are not-ECT
 // (§6.1.5: "MUST NOT set ECT on retransmitted data packets", §6.1.4 for
 // pure ACKs). ECE repeats on every segment while a CE mark is unanswered.
-uint8_t Connection::ecn_send(wire::TcpHeader& h, size_t payload_len) {
-  if (!ecn_.ok) return kNotEct;
+// ecn_send (connection.h) answers not-ECT itself when ECN is off.
+uint8_t Connection::ecn_send_ok(wire::TcpHeader& h, size_t payload_len) {
   uint8_t ecn = kNotEct;
   if (payload_len > 0 && h.seq >= snd_.nxt) {
     ecn = kEct0;

@@ -63,9 +63,8 @@ void Connection::urg_acked() {
 // 64 KiB ahead is sent as 0xFFFF while the segment starts within 0xFFFF of
 // SND.NXT (as it stands before this segment is sent), so that the receiver
 // knows urgent data is coming (RFC 6093 §5 leaves the far mark open).
-void Connection::urg_header(wire::TcpHeader& h) const {
-  h.urgent = 0;
-  if (!urg_mode_) return;
+// urg_header (connection.h) cleared SEG.UP and calls this in urgent mode only.
+void Connection::urg_pointer(wire::TcpHeader& h) const {
   const int32_t ahead = snd_up_ - h.seq;
   if (ahead <= 0) return;
   if (ahead < 0x10000) {
