@@ -383,7 +383,11 @@ class Connection {
   void input_time_wait(Time now, const InSegment& seg);
   void send_challenge_ack(Time now, bool syn);
   // --- tcp_request.cc (Linux tcp_check_req: a passive open before its ACK)
-  bool is_request() const;
+  // A listener's child still in SYN-RECEIVED (Linux's request sock), or a
+  // Fast Open child whose segments Linux still passes through
+  // tcp_check_req; a simultaneous open never was a request. Inline: it is
+  // asked for every segment received.
+  bool is_request() const { return state_ == State::kSynReceived && (listener_ || fastopen_child_); }
   bool request_paws_reject(const InSegment& seg) const;
   bool request_in_window(const InSegment& seg) const;
   bool check_request(Time now, const InSegment& seg);
@@ -409,7 +413,8 @@ class Connection {
   wire::TcpHeader& tx_header(uint8_t flags, Seq32 seq);  // header() in the reused template
   void add_ts(wire::TcpHeader& h, Time now) const;
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
-  IpFields ip_fields(uint8_t ecn) const;  // tcp_output.cc: the IP header of a segment
+  IpFields ip_fields(uint8_t ecn) const;
+  IpFields control_ip_fields() const;  // tcp_output.cc: the IP header of a segment
   // tcp_txhash.cc: the transmit hash (Linux sk_set_txhash / sk_rethink_txhash).
   void set_txhash() {
     txhash_ = env_.tx_rndhash();

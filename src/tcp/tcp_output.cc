@@ -119,18 +119,30 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 // as ip6_xmit calls ip6_make_flowlabel (tcp/flow_label.h), so the sysctl
 // and IPV6_AUTOFLOWLABEL apply from the next segment on.
 IpFields Connection::ip_fields(uint8_t ecn) const {
+  if (state_ == State::kTimeWait || reply_tos_ >= 0) [[unlikely]] return control_ip_fields();
   const StackConfig& cfg = env_.cfg();
   const bool v4 = tuple_.remote.addr.is_v4();
   IpFields f = socket_ip_fields(opts_, cfg, v4);
-  if (state_ == State::kTimeWait) return {f.tos, reply_ip_fields(cfg, v4, 0).ttl, v4 ? 0 : flow_label()};
-  if (reply_tos_ >= 0) {
-    IpFields r = reply_ip_fields(cfg, v4, static_cast<uint8_t>(reply_tos_));
-    r.flow_label = v4 ? 0 : flow_label();
-    return r;
-  }
   if (!v4) f.flow_label = socket_flow_label(cfg);
   f.tos |= ecn;
   return f;
+}
+
+// The two answers that go through Linux's control socket: TIME-WAIT's
+// (the socket's DSCP, the default TTL) and a request's out-of-window ACK
+// (the arriving segment's DSCP, the default TTL); both with the flow label
+// of the socket's (or request's) transmit hash. Out of line: the common
+// path above stays small enough to inline into emit.
+IpFields Connection::control_ip_fields() const {
+  const StackConfig& cfg = env_.cfg();
+  const bool v4 = tuple_.remote.addr.is_v4();
+  const uint32_t label = v4 ? 0 : flow_label();
+  if (state_ == State::kTimeWait) {
+    return {socket_ip_fields(opts_, cfg, v4).tos, reply_ip_fields(cfg, v4, 0).ttl, label};
+  }
+  IpFields r = reply_ip_fields(cfg, v4, static_cast<uint8_t>(reply_tos_));
+  r.flow_label = label;
+  return r;
 }
 
 // flow_label() for the socket's own segments, remade only when the hash,

@@ -16,14 +16,6 @@ constexpr Duration kPawsMsl = Duration::s(60);  // Linux TCP_PAWS_MSL
 constexpr Duration kTimeoutInit = Duration::s(1);  // Linux TCP_TIMEOUT_INIT
 }  // namespace
 
-// A listener's child still in SYN-RECEIVED. A Fast Open child is a full
-// socket already, but Linux still passes its segments through
-// tcp_check_req (`fastopen` true) until the handshake completes; a
-// simultaneous open never was a request.
-bool Connection::is_request() const {
-  return state_ == State::kSynReceived && (listener_ || fastopen_child_);
-}
-
 // Linux tcp_check_req's PAWS: tcp_paws_reject with no tolerance
 // (tcp_paws_check(rx_opt, 0)); an empty TS.Recent never rejects. The
 // request keeps no time for TS.Recent, so Linux estimates it as the SYN-ACK
