@@ -94,13 +94,15 @@ bool Connection::check_request(Time now, const InSegment& seg) {
   return seg.h.has(ACK);  // "If ACK not set, just silently drop the packet."
 }
 
-// inet_rtx_syn_ack -> tcp_rtx_synack for a repeated SYN: counted as a
-// retransmission (TCP_MIB_RETRANSSEGS, TCPSynRetrans, req->num_retrans, so
-// the handshake gives no RTT sample; a Fast Open child's total_retrans),
-// and a request's timer restarts at its current span
-// (mod_timer_pending(rsk_timer, reqsk_timeout(req))); a Fast Open child's
-// SYN-ACK timer is the socket's retransmission timer, left as it is.
+// inet_rtx_syn_ack -> tcp_rtx_synack for a repeated SYN: a request draws a
+// new transmit hash first, as for a timed-out SYN-ACK (tcp_txhash.cc); it
+// is counted as a retransmission (TCP_MIB_RETRANSSEGS, TCPSynRetrans,
+// req->num_retrans, so the handshake gives no RTT sample; a Fast Open
+// child's total_retrans), and a request's timer restarts at its current
+// span (mod_timer_pending(rsk_timer, reqsk_timeout(req))); a Fast Open
+// child's SYN-ACK timer is the socket's retransmission timer, left as it is.
 void Connection::resend_synack(Time now) {
+  if (!fastopen_child_) synack_rehash();
   if (send_synack(now) == XmitResult::kDropped) return;
   Counters& c = env_.counters();
   c.inc(Counter::TcpRetransSegs);

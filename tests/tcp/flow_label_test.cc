@@ -284,6 +284,27 @@ TEST(FlowLabel, SynAckRetransmissionDrawsANewHashUncounted) {
   EXPECT_EQ(counter(t, Counter::TcpExtTCPTimeoutRehash), 0u);
 }
 
+// A repeated SYN draws the SYN-ACK again through tcp_rtx_synack too: a new
+// hash, so a new label, as for the timer's retransmission.
+TEST(FlowLabel, RepeatedSynsSynAckDrawsANewHash) {
+  Harness t;
+  make_v6(t);
+  Draws d(t);
+  const uint32_t l1 = label_of(d.next());
+  const uint32_t l2 = label_of(d.next());
+  t.listener = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
+  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
+  t.peer_ts = false;
+  const auto syn = t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false});
+  t.inject_raw(syn);
+  EXPECT_EQ(t.expect_tx().ip.flow_label, l1);
+  t.inject_raw(syn);
+  const Tx again = t.expect_tx();
+  ASSERT_TRUE(again.has(SYN) && again.has(ACK));
+  EXPECT_EQ(again.ip.flow_label, l2);
+}
+
 // tcp_rcv_spurious_retrans (Linux >= 6.7): data we have, under a label
 // other than the last data's, repaths our ACKs (the dup ACK already goes on
 // the new hash); the same label again, or the same data under the label it
