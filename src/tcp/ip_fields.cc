@@ -124,13 +124,6 @@ std::optional<Errc> get_ip_field(const SockOpts& o, bool v6_socket, uint8_t tx_e
   return put_int(out, len, o.ipv6_hops < 0 ? kIpv6DefaultHops : o.ipv6_hops);
 }
 
-IpFields socket_ip_fields(const SockOpts& o, const StackConfig& cfg, bool v4) {
-  // Linux ip_select_ttl: uc_ttl if set, else the route's (ip_default_ttl);
-  // ip6_xmit: np->hop_limit if set, else ip6_dst_hoplimit.
-  if (v4) return {o.ip_tos, static_cast<uint8_t>(o.ip_ttl < 0 ? cfg.ip_default_ttl : o.ip_ttl)};
-  return {o.ipv6_tclass, static_cast<uint8_t>(o.ipv6_hops < 0 ? kIpv6DefaultHops : o.ipv6_hops)};
-}
-
 IpFields reply_ip_fields(const StackConfig& cfg, bool v4, uint8_t seg_tos) {
   return {static_cast<uint8_t>(seg_tos & ~kIpEcnMask),
           static_cast<uint8_t>(v4 ? cfg.ip_default_ttl : kIpv6DefaultHops)};

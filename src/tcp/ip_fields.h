@@ -41,8 +41,17 @@ std::optional<Errc> get_ip_field(const SockOpts& o, bool v6_socket, uint8_t tx_e
                                  int name, std::span<uint8_t> out, size_t* len);
 
 // The socket's DSCP and TTL for packets of IP version 4 (`v4`) or 6: a
-// v4-mapped IPv6 socket sends IPv4 with inet->tos and inet->uc_ttl.
-IpFields socket_ip_fields(const SockOpts& o, const StackConfig& cfg, bool v4);
+// v4-mapped IPv6 socket sends IPv4 with inet->tos and inet->uc_ttl. Linux
+// ip_select_ttl: uc_ttl if set, else the route's (ip_default_ttl);
+// ip6_xmit: np->hop_limit if set, else ip6_dst_hoplimit. Inline, as it is
+// read for every segment sent (a call cost ~30 instructions per IPv6
+// segment); a template only so that SockOpts (connection.h) need not be
+// complete here.
+template <typename Opts>
+IpFields socket_ip_fields(const Opts& o, const StackConfig& cfg, bool v4) {
+  if (v4) return {o.ip_tos, static_cast<uint8_t>(o.ip_ttl < 0 ? cfg.ip_default_ttl : o.ip_ttl)};
+  return {o.ipv6_tclass, static_cast<uint8_t>(o.ipv6_hops < 0 ? kIpv6DefaultHops : o.ipv6_hops)};
+}
 
 // What a reply built from an arriving segment carries (Linux
 // tcp_v4_send_reset: arg.tos = ip_hdr(skb)->tos, whose ECN bits
