@@ -59,11 +59,6 @@ SocketId ecn_open(Harness& t) {
   return open_with(t, ECE | CWR, kNotEct, &synack);
 }
 
-void write(Harness& t, SocketId s, size_t n) {
-  std::vector<uint8_t> d(n, 1);
-  ASSERT_EQ(*t.stack().send(t.now(), s, d), n);
-}
-
 TEST(Ecn, ServerAcceptsEcnSetupSynWithEceOnlySynAck) {
   Harness t;
   Tx synack;

@@ -32,18 +32,6 @@ void make_v6(Harness& t) {
   t.stack().add_address(t.local);
 }
 
-Errc set_int(Harness& t, SocketId s, int level, int name, int v) {
-  return t.stack().setsockopt(t.now(), s, level, name, int_opt(v));
-}
-
-int get_int(Harness& t, SocketId s, int level, int name) {
-  int v = -12345;
-  size_t len = sizeof v;
-  EXPECT_EQ(t.stack().getsockopt(s, level, name, std::span(reinterpret_cast<uint8_t*>(&v), sizeof v), &len),
-            Errc::kOk);
-  return v;
-}
-
 // The hashes the stack will draw, in order: its generator, seeded as the
 // stack seeds it (TcpEnv::tx_rndhash).
 struct Draws {
@@ -72,11 +60,6 @@ SocketId open6(Harness& t) {
   t.answer_syn(syn);
   t.expect_tx();  // our ACK
   return s;
-}
-
-void write(Harness& t, SocketId s, size_t n) {
-  std::vector<uint8_t> d(n, 1);
-  ASSERT_EQ(*t.stack().send(t.now(), s, d), n);
 }
 
 // Fires timers until one was a retransmission timeout (the tail-loss
@@ -241,6 +224,14 @@ TEST(FlowLabel, Ipv4HasNone) {
   EXPECT_EQ(d.ip.flow_label, 0u);
 }
 
+// An AF_INET6 listener on t.local_port; the peer's SYNs carry no timestamps.
+void listen6(Harness& t) {
+  t.listener = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
+  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
+  t.peer_ts = false;
+}
+
 // A passive open: the request's hash labels the SYN-ACK and, taken by the
 // child (tcp_create_openreq_child: newsk->sk_txhash = treq->txhash), its data.
 TEST(FlowLabel, SynAckAndTheChildsDataShareTheLabel) {
@@ -248,10 +239,7 @@ TEST(FlowLabel, SynAckAndTheChildsDataShareTheLabel) {
   make_v6(t);
   Draws d(t);
   const uint32_t l1 = label_of(d.next());
-  t.listener = *t.stack().socket(true);
-  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
-  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
-  t.peer_ts = false;
+  listen6(t);
   t.inject_raw(t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false}));
   const Tx synack = t.expect_tx();
   EXPECT_EQ(synack.ip.flow_label, l1);
@@ -264,45 +252,28 @@ TEST(FlowLabel, SynAckAndTheChildsDataShareTheLabel) {
 }
 
 // tcp_rtx_synack: each SYN-ACK retransmission draws the request a new hash,
-// uncounted (a request is not a socket: no timeout_rehash).
+// uncounted (a request is not a socket: no timeout_rehash); so does the
+// SYN-ACK a repeated SYN draws (tcp_check_req -> inet_rtx_syn_ack).
 TEST(FlowLabel, SynAckRetransmissionDrawsANewHashUncounted) {
   Harness t;
   make_v6(t);
   Draws d(t);
   const uint32_t l1 = label_of(d.next());
   const uint32_t l2 = label_of(d.next());
-  t.listener = *t.stack().socket(true);
-  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
-  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
-  t.peer_ts = false;
-  t.inject_raw(t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false}));
+  const uint32_t l3 = label_of(d.next());
+  listen6(t);
+  const auto syn = t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false});
+  t.inject_raw(syn);
   EXPECT_EQ(t.expect_tx().ip.flow_label, l1);
   t.run_next_timer();
   const Tx again = t.expect_tx();
   ASSERT_TRUE(again.has(SYN) && again.has(ACK));
   EXPECT_EQ(again.ip.flow_label, l2);
   EXPECT_EQ(counter(t, Counter::TcpExtTCPTimeoutRehash), 0u);
-}
-
-// A repeated SYN draws the SYN-ACK again through tcp_rtx_synack too: a new
-// hash, so a new label, as for the timer's retransmission.
-TEST(FlowLabel, RepeatedSynsSynAckDrawsANewHash) {
-  Harness t;
-  make_v6(t);
-  Draws d(t);
-  const uint32_t l1 = label_of(d.next());
-  const uint32_t l2 = label_of(d.next());
-  t.listener = *t.stack().socket(true);
-  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
-  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
-  t.peer_ts = false;
-  const auto syn = t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false});
   t.inject_raw(syn);
-  EXPECT_EQ(t.expect_tx().ip.flow_label, l1);
-  t.inject_raw(syn);
-  const Tx again = t.expect_tx();
-  ASSERT_TRUE(again.has(SYN) && again.has(ACK));
-  EXPECT_EQ(again.ip.flow_label, l2);
+  const Tx answer = t.expect_tx();
+  ASSERT_TRUE(answer.has(SYN) && answer.has(ACK));
+  EXPECT_EQ(answer.ip.flow_label, l3);
 }
 
 // tcp_rcv_spurious_retrans (Linux >= 6.7): data we have, under a label

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "weir/stack.h"
 #include "wire/packet.h"
 
@@ -121,6 +123,24 @@ std::string describe(const Tx& t);
 // An int socket option value as the bytes setsockopt takes.
 inline std::span<const uint8_t> int_opt(const int& v) {
   return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
+}
+
+// setsockopt / getsockopt of an int option through the stack.
+inline Errc set_int(Harness& t, SocketId s, int level, int name, int v) {
+  return t.stack().setsockopt(t.now(), s, level, name, int_opt(v));
+}
+inline int get_int(Harness& t, SocketId s, int level, int name) {
+  int v = -12345;
+  size_t len = sizeof v;
+  EXPECT_EQ(t.stack().getsockopt(s, level, name, std::span(reinterpret_cast<uint8_t*>(&v), sizeof v), &len),
+            Errc::kOk);
+  return v;
+}
+
+// The application writes `n` bytes and the stack takes them all.
+inline void write(Harness& t, SocketId s, size_t n) {
+  std::vector<uint8_t> d(n, 1);
+  ASSERT_EQ(*t.stack().send(t.now(), s, d), n);
 }
 
 }  // namespace weir::test

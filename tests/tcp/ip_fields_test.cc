@@ -18,23 +18,6 @@ using namespace wire::tcp_flag;
 
 constexpr uint8_t kEct0 = 2;
 
-Errc set_int(Harness& t, SocketId s, int level, int name, int v) {
-  return t.stack().setsockopt(t.now(), s, level, name, int_opt(v));
-}
-
-int get_int(Harness& t, SocketId s, int level, int name) {
-  int v = -12345;
-  size_t len = sizeof v;
-  EXPECT_EQ(t.stack().getsockopt(s, level, name, std::span(reinterpret_cast<uint8_t*>(&v), sizeof v), &len),
-            Errc::kOk);
-  return v;
-}
-
-void write(Harness& t, SocketId s, size_t n) {
-  std::vector<uint8_t> d(n, 1);
-  ASSERT_EQ(*t.stack().send(t.now(), s, d), n);
-}
-
 // The peer's SYN to the listener on 8080 with IP TOS `tos` and TCP flags
 // `extra` (ECE|CWR asks for ECN).
 void peer_syn(Harness& t, uint8_t tos, uint8_t extra = 0) {
