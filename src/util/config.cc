@@ -155,29 +155,38 @@ bool parse_port_ranges(std::string_view v, PortRanges& out) {
   return true;
 }
 
-// The sysctls whose handlers bound their values (Linux
-// proc_dointvec_minmax, ipv4_local_port_range): EINVAL outside.
+// The int sysctls whose handlers bound their values (Linux
+// proc_dointvec_minmax / proc_dou8vec_minmax): EINVAL outside [lo, hi].
+// ipv4_table: tcp_tw_reuse 0..2, ip_default_ttl ip_ttl_min..ip_ttl_max,
+// tcp_reflect_tos 0..1; ipv6_table: auto_flowlabels to
+// IP6_AUTO_FLOW_LABEL_MAX, flowlabel_state_ranges 0..1; net.core txrehash
+// SOCK_TXREHASH_DISABLED..ENABLED.
+struct IntRange {
+  std::string_view name;
+  int StackConfig::*field;
+  int lo, hi;
+  std::string_view expected;  // as the error message says it
+};
+
+constexpr IntRange kIntRanges[] = {
+    {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse, 0, 2, "0, 1 or 2"},
+    {"ip_default_ttl", &StackConfig::ip_default_ttl, 1, 255, "1..255"},
+    {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos, 0, 1, "0 or 1"},
+    {"auto_flowlabels", &StackConfig::auto_flowlabels, 0, 3, "0..3"},
+    {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges, 0, 1, "0 or 1"},
+    {"txrehash", &StackConfig::txrehash, 0, 1, "0 or 1"},
+};
+
+// The sysctls whose handlers bound their values (above, and
+// ipv4_local_port_range): EINVAL outside.
 std::string check_range(const StackConfig& c, std::string_view name) {
-  if (name == "tcp_tw_reuse" && (c.tcp_tw_reuse < 0 || c.tcp_tw_reuse > 2))
-    return fmt::format("tcp_tw_reuse: expected 0, 1 or 2, got {}", c.tcp_tw_reuse);
+  for (const IntRange& r : kIntRanges) {
+    const int v = c.*r.field;
+    if (name == r.name && (v < r.lo || v > r.hi)) return fmt::format("{}: expected {}, got {}", r.name, r.expected, v);
+  }
   // tcp_tw_reuse_delay_max: TCP_PAWS_MSL seconds.
   if (name == "tcp_tw_reuse_delay" && (c.tcp_tw_reuse_delay < 1 || c.tcp_tw_reuse_delay > 60000))
     return fmt::format("tcp_tw_reuse_delay: expected 1..60000 ms, got {}", c.tcp_tw_reuse_delay);
-  // Linux ipv4_table: ip_default_ttl is proc_dointvec_minmax over
-  // ip_ttl_min..ip_ttl_max (1..255); tcp_reflect_tos over 0..1.
-  if (name == "ip_default_ttl" && (c.ip_default_ttl < 1 || c.ip_default_ttl > 255))
-    return fmt::format("ip_default_ttl: expected 1..255, got {}", c.ip_default_ttl);
-  if (name == "tcp_reflect_tos" && (c.tcp_reflect_tos < 0 || c.tcp_reflect_tos > 1))
-    return fmt::format("tcp_reflect_tos: expected 0 or 1, got {}", c.tcp_reflect_tos);
-  // Linux ipv6_table: auto_flowlabels proc_dou8vec_minmax to
-  // IP6_AUTO_FLOW_LABEL_MAX (3), flowlabel_state_ranges 0..1; net.core
-  // txrehash 0..1 (SOCK_TXREHASH_DISABLED / ENABLED).
-  if (name == "auto_flowlabels" && (c.auto_flowlabels < 0 || c.auto_flowlabels > 3))
-    return fmt::format("auto_flowlabels: expected 0..3, got {}", c.auto_flowlabels);
-  if (name == "flowlabel_state_ranges" && (c.flowlabel_state_ranges < 0 || c.flowlabel_state_ranges > 1))
-    return fmt::format("flowlabel_state_ranges: expected 0 or 1, got {}", c.flowlabel_state_ranges);
-  if (name == "txrehash" && (c.txrehash < 0 || c.txrehash > 1))
-    return fmt::format("txrehash: expected 0 or 1, got {}", c.txrehash);
   const auto& r = c.ip_local_port_range;
   if (name == "ip_local_port_range" && (r[0] < 1 || r[1] > 65535 || r[1] < r[0]))
     return fmt::format("ip_local_port_range: expected 'low high' with 1 <= low <= high <= 65535, got '{} {}'",
