@@ -4,7 +4,7 @@
 set -eu
 pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev pkg-config python3
       libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libcli11-dev
-      libtomlplusplus-dev nlohmann-json3-dev libfmt-dev nettle-dev tshark iproute2
+      libtomlplusplus-dev nlohmann-json3-dev libfmt-dev nettle-dev liburing-dev tshark iproute2
       curl wget netcat-openbsd iperf3 ethtool valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
