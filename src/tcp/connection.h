@@ -413,7 +413,7 @@ class Connection {
   wire::TcpHeader& tx_header(uint8_t flags, Seq32 seq);  // header() in the reused template
   void add_ts(wire::TcpHeader& h, Time now) const;
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
-  IpFields ip_fields(uint8_t ecn) const;
+  IpFields ip_fields(uint8_t ecn, bool syn) const;
   IpFields control_ip_fields() const;  // tcp_output.cc: the IP header of a segment
   // tcp_txhash.cc: the transmit hash (Linux sk_set_txhash / sk_rethink_txhash).
   void set_txhash() {
@@ -640,6 +640,7 @@ class Connection {
   uint8_t tx_ecn_ = 0;
   // The transmit hash and its rehashes (tcp/flow_label.h; tcp_txhash.cc).
   uint32_t txhash_ = 0;          // Linux sk_txhash; 0: none drawn yet
+  uint32_t req_txhash_ = 0;      // a Fast Open child's request's (tcp_rsk(req)->txhash) once redrawn; 0: txhash_
   uint32_t timeout_rehash_ = 0;  // tp->timeout_rehash (tcpi_rehash)
   uint32_t lrcv_flowlabel_ = 0;  // icsk_ack.lrcv_flowlabel: the label of the last data received
   // The label of the socket's own segments, made once per hash and kept

@@ -79,6 +79,7 @@ void Connection::on_fastopen_synack_rto(Time now) {
   // SYN-RECEIVED is marked lost and cwnd drops (tcp_enter_loss), so the
   // ACK that completes the handshake resends it at once.
   if (retransmits_ == 1) enter_loss(now);
+  synack_rehash();  // inet_rtx_syn_ack -> tcp_rtx_synack: the request's hash
   retransmit_syn(now);
 }
 

@@ -90,7 +90,7 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   // Read before the output: a device that delivers synchronously back into
   // the stack may send again from this connection, reusing tx_hdr_.
   const bool has_ack = h.has(ACK);
-  const XmitResult r = env_.output(tuple_, h, payload, ip_fields(ecn));
+  const XmitResult r = env_.output(tuple_, h, payload, ip_fields(ecn, h.has(SYN)));
   // Linux __tcp_transmit_skb counts TCP_MIB_OUTSEGS and segs_out and runs
   // tcp_event_ack_sent before queue_xmit: a segment the device drops still
   // counts, and a dropped ACK is not sent again (__tcp_send_ack ignores the
@@ -117,13 +117,20 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 //
 // An IPv6 segment's flow label is made per packet from the transmit hash,
 // as ip6_xmit calls ip6_make_flowlabel (tcp/flow_label.h), so the sysctl
-// and IPV6_AUTOFLOWLABEL apply from the next segment on.
-IpFields Connection::ip_fields(uint8_t ecn) const {
+// and IPV6_AUTOFLOWLABEL apply from the next segment on. A Fast Open
+// child's SYN-ACK is its request's (tcp_rtx_synack -> tcp_make_synack sets
+// the skb's hash from tcp_rsk(req)->txhash), so it carries the request's
+// label, which each retransmission redraws (synack_rehash) while the
+// child's own hash, on its data, stays.
+IpFields Connection::ip_fields(uint8_t ecn, bool syn) const {
   if (state_ == State::kTimeWait || reply_tos_ >= 0) [[unlikely]] return control_ip_fields();
   const StackConfig& cfg = env_.cfg();
   const bool v4 = tuple_.remote.addr.is_v4();
   IpFields f = socket_ip_fields(opts_, cfg, v4);
   if (!v4) f.flow_label = socket_flow_label(cfg);
+  if (syn && req_txhash_ && !v4) [[unlikely]] {
+    f.flow_label = make_flow_label(cfg, req_txhash_, sock_autolabel(cfg, opts_.ipv6_autoflowlabel));
+  }
   f.tos |= ecn;
   return f;
 }

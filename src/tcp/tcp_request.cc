@@ -102,7 +102,7 @@ bool Connection::check_request(Time now, const InSegment& seg) {
 // span (mod_timer_pending(rsk_timer, reqsk_timeout(req))); a Fast Open
 // child's SYN-ACK timer is the socket's retransmission timer, left as it is.
 void Connection::resend_synack(Time now) {
-  if (!fastopen_child_) synack_rehash();
+  synack_rehash();
   if (send_synack(now) == XmitResult::kDropped) return;
   Counters& c = env_.counters();
   c.inc(Counter::TcpRetransSegs);

@@ -31,9 +31,13 @@ void Connection::timeout_rehash() {
 // Linux tcp_rtx_synack: every SYN-ACK retransmission draws the request a
 // new hash under the listener's sk_txrehash (which the child copied), with
 // no counter and no tcpi_rehash: a request is not a socket yet. (Linux
-// gates it on the setting alone; the request always has a hash.)
+// gates it on the setting alone; the request always has a hash.) weir's
+// request is the child, so the new hash is the child's; a Fast Open child
+// is a full socket beside its request, and keeps its own (ip_fields).
 void Connection::synack_rehash() {
-  if (opts_.txrehash == 1) set_txhash();
+  if (opts_.txrehash != 1) return;
+  if (fastopen_child_) req_txhash_ = env_.tx_rndhash();
+  else set_txhash();
 }
 
 // Linux tcp_rcv_spurious_retrans (>= 6.7, "tcp: change data receiver

@@ -10,7 +10,9 @@
 // SO_TXREHASH decide. The old shape (label 0 on everything, no rehash)
 // fails every test here.
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
+#include <array>
 #include <bit>
 
 #include <gtest/gtest.h>
@@ -274,6 +276,49 @@ TEST(FlowLabel, SynAckRetransmissionDrawsANewHashUncounted) {
   const Tx answer = t.expect_tx();
   ASSERT_TRUE(answer.has(SYN) && answer.has(ACK));
   EXPECT_EQ(answer.ip.flow_label, l3);
+}
+
+// A Fast Open child is a full socket beside its request: its SYN-ACK is
+// the request's (tcp_make_synack: the skb's hash is tcp_rsk(req)->txhash),
+// so each SYN-ACK retransmission, timed (tcp_fastopen_synack_timer) or for
+// a repeated SYN, goes under a new request hash, while the child's own
+// hash (taken from the request at creation) labels its data throughout.
+TEST(FlowLabel, FastOpenChildRedrawsTheRequestsHashNotItsOwn) {
+  StackConfig cfg;
+  cfg.tcp_fastopen = 0x2 | 0x200;  // server on, no cookie needed
+  Harness t(cfg);
+  make_v6(t);
+  Draws d(t);
+  const uint32_t l1 = label_of(d.next());
+  const uint32_t l2 = label_of(d.next());
+  const uint32_t l3 = label_of(d.next());
+  t.listener = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
+  ASSERT_EQ(set_int(t, t.listener, IPPROTO_TCP, TCP_FASTOPEN, 8), Errc::kOk);
+  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
+  t.peer_ts = false;
+  const std::array<uint8_t, 10> data{};
+  const auto syn = t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false});
+  t.inject_raw(syn, data);
+  const Tx synack = t.expect_tx();
+  ASSERT_EQ(synack.h.ack, t.peer_isn_ + 11);  // the data is taken: a Fast Open child
+  EXPECT_EQ(synack.ip.flow_label, l1);
+  t.iss_ = synack.h.seq;
+  t.run_next_timer();
+  const Tx again = t.expect_tx();
+  ASSERT_TRUE(again.has(SYN) && again.has(ACK));
+  EXPECT_EQ(again.ip.flow_label, l2);
+  t.inject_raw(syn, data);
+  const Tx answer = t.expect_tx();
+  ASSERT_TRUE(answer.has(SYN) && answer.has(ACK));
+  EXPECT_EQ(answer.ip.flow_label, l3);
+  EXPECT_EQ(counter(t, Counter::TcpExtTCPTimeoutRehash), 0u);
+  t.inject(ACK, 11, 1);
+  const auto s = t.stack().accept(t.now(), t.listener, nullptr);
+  ASSERT_TRUE(s.has_value());
+  while (t.pending() > 0) t.clear_tx();
+  write(t, *s, 100);
+  EXPECT_EQ(t.expect_tx().ip.flow_label, l1);
 }
 
 // tcp_rcv_spurious_retrans (Linux >= 6.7): data we have, under a label
