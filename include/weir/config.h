@@ -102,6 +102,9 @@ struct StackConfig {
   int tcp_pacing_ss_ratio = 200;
   int tcp_pacing_ca_ratio = 120;
   int tcp_tso_win_divisor = 3;
+  // Linux tcp_retrans_collapse (a u8, default 1): a small retransmission
+  // absorbs the packets after it (tcp_retrans_try_collapse); 0 never.
+  int tcp_retrans_collapse = 1;
   uint32_t tcp_min_tso_segs = 2;  // the smallest burst tcp_tso_autosize chooses
   uint32_t tcp_notsent_lowat = 0xffffffff;
   uint32_t tcp_limit_output_bytes = 1048576;  // accepted for scripts: TSQ limits a device queue weir does not have

@@ -458,6 +458,10 @@ class Connection {
   uint32_t usable_window() const;
   bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
   XmitResult retransmit_head(Time now);
+  // tcp_retrans_collapse.cc: Linux tcp_retrans_try_collapse.
+  std::optional<bool> retrans_collapse(size_t index, Seq32 wnd_end);
+  bool record_end(Seq32 seq) const;  // MSG_EOR ends a chunk at `seq`
+  bool zerocopy_at(Seq32 seq) const;  // the chunk holding `seq` has MSG_ZEROCOPY pages
   void rearm_after_local_drop(Time now);
   void retransmit_lost(Time now);
   void validate_cwnd(Time now, bool sent);  // tcp_cwnd_validate

@@ -76,6 +76,18 @@ void Scoreboard::ring_insert(size_t pos, uint32_t node) {
   ++ring_count_;
 }
 
+// The ring's nodes after `pos` move one place towards it (a merge; rare:
+// only retransmissions of small packets collapse, so O(n) is fine).
+void Scoreboard::ring_erase(size_t pos) {
+  const size_t mask = ring_mask_;
+  for (size_t i = pos; i + 1 < ring_count_; ++i) {
+    const uint32_t moved = ring_[(ring_head_ + i + 1) & mask];
+    ring_[(ring_head_ + i) & mask] = moved;
+    --slab_[moved].pos;
+  }
+  --ring_count_;
+}
+
 // The node's entry is left as it was: both callers write all of it (a reset
 // here cost ~40 instructions per packet sent). A freed node is out of the
 // tsorted list (free_node unlinked it), so its links are already kNil.
@@ -213,6 +225,22 @@ uint32_t Scoreboard::split(size_t index, Seq32 at) {
   ring_insert(index + 1, m);
   if (slab_[n].in_ts) ts_insert_after(n, m);
   return m;
+}
+
+void Scoreboard::merge_next(size_t index) {
+  const uint32_t a = ring_at(index);
+  const uint32_t b = ring_at(index + 1);
+  account(slab_[b].e, -1);
+  account(slab_[a].e, -1);
+  slab_[a].e.seq.end = slab_[b].e.seq.end;
+  slab_[a].e.flags |= slab_[b].e.flags & sb_flag::kEverRetrans;
+  slab_[a].e.skb_end = slab_[b].e.skb_end;
+  account(slab_[a].e, +1);
+  // tcp_adjust_pcount: "if (tcp_is_reno(tp) && decr > 0) tp->sacked_out -=
+  // min_t(u32, tp->sacked_out, decr)".
+  if (!sack_enabled_ && counts_.sacked_out > 0) reno_sacked_ = --counts_.sacked_out;
+  ring_erase(index + 1);
+  free_node(b);  // out of the tsorted list too
 }
 
 void Scoreboard::join_skb(SeqRange burst) {

@@ -201,6 +201,17 @@ class Scoreboard {
   // one skb: consecutive packets marked lost, not retransmitted nor SACKed,
   // up to the end of the skb the first one belongs to.
   size_t lost_run(size_t index, size_t max) const;
+  // The packet at `index` is a whole skb by itself (Linux tcp_skb_pcount()
+  // == 1): the packet before it ends an skb, and so does it.
+  bool alone_in_skb(size_t index) const {
+    return at(index).skb_end && (index == 0 || at(index - 1).skb_end);
+  }
+  // Linux tcp_collapse_retrans(): the packet after `index` becomes part of
+  // it (one packet, its sequence range extended), keeping the first one's
+  // marks and times and gaining the second's EVER_RETRANS; the second's
+  // counts leave with it (tcp_adjust_pcount), a non-SACK peer's duplicate-ACK
+  // count included. The caller decides that they may merge.
+  void merge_next(size_t index);
 
   // --- acknowledgement ----------------------------------------------------
   // One ACK: SACK blocks first (Linux tcp_sacktag_write_queue()), then the
@@ -291,7 +302,8 @@ class Scoreboard {
     // Position number in sequence order: the node is at index
     // pos - head_pos_ (modulo 2^32). Numbers are given out in order by
     // ring_push_back and survive ring_pop_front / ring_grow unchanged; only
-    // ring_insert (a split) renumbers the nodes it shifts.
+    // ring_insert (a split) and ring_erase (a merge) renumber the nodes they
+    // shift.
     uint32_t pos = 0;
     bool in_ts = false;
   };
@@ -303,6 +315,7 @@ class Scoreboard {
   void ring_push_back(uint32_t node);
   void ring_pop_front();
   void ring_insert(size_t pos, uint32_t node);
+  void ring_erase(size_t pos);
   void ring_grow();
   uint32_t alloc_node();
   void free_node(uint32_t n);

@@ -559,10 +559,14 @@ XmitResult Connection::retransmit_head(Time now) {
     return r;
   }
   uint32_t len = 0;
-  if (!sb_.empty()) len = std::min(sb_.at(0).seq.len(), mss_cache_);
+  std::optional<bool> psh;
+  if (!sb_.empty()) {
+    psh = retrans_collapse(0, snd_.una + snd_.wnd);  // tcp_retrans_collapse.cc
+    len = std::min(sb_.at(0).seq.len(), mss_cache_);
+  }
   const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && snd_.una + len == write_seq_;
   if (len == 0 && !fin) return XmitResult::kSent;
-  return send_one(now, snd_.una, len, fin, true) ? XmitResult::kSent : XmitResult::kDropped;
+  return send_one(now, snd_.una, len, fin, true, false, psh) ? XmitResult::kSent : XmitResult::kDropped;
 }
 
 // RFC 6675 §5 (NextSeg rule 1) / Linux tcp_xmit_retransmit_queue: resend
@@ -582,6 +586,10 @@ void Connection::retransmit_lost(Time now) {
     // several segments, a single one keeps its skb's PSH (psh_end).
     const size_t segs = tso_cap(ccs_.snd_cwnd - sb_.in_flight());
     size_t run = e.seq.len() > mss_cache_ ? 1 : std::max<size_t>(sb_.lost_run(*idx, segs), 1);
+    // A lone small packet may first absorb the ones after it
+    // (tcp_retrans_collapse.cc); a run of several is a multi-packet skb,
+    // which Linux does not collapse.
+    const std::optional<bool> merged_psh = run == 1 ? retrans_collapse(*idx, wnd_end) : std::nullopt;
     bool ok = true;
     for (size_t k = 0; k < run && ok; ++k) {
       const ScoreboardEntry& p = sb_.at(*idx + k);
@@ -594,7 +602,7 @@ void Connection::retransmit_lost(Time now) {
       const Seq32 begin = p.seq.begin;
       const std::optional<bool> psh = k + 1 < run ? std::optional<bool>(false)
                                       : run > 1   ? std::optional<bool>(true)
-                                                  : std::nullopt;
+                                                  : merged_psh;
       from = begin + len;
       ok = send_one(now, begin, len, fin, true, false, psh);
     }

@@ -74,6 +74,7 @@ constexpr Key kKeys[] = {
     {"tcp_pacing_ss_ratio", &StackConfig::tcp_pacing_ss_ratio},
     {"tcp_pacing_ca_ratio", &StackConfig::tcp_pacing_ca_ratio},
     {"tcp_tso_win_divisor", &StackConfig::tcp_tso_win_divisor},
+    {"tcp_retrans_collapse", &StackConfig::tcp_retrans_collapse},
     {"tcp_min_tso_segs", &StackConfig::tcp_min_tso_segs},
     {"tcp_notsent_lowat", &StackConfig::tcp_notsent_lowat},
     {"tcp_limit_output_bytes", &StackConfig::tcp_limit_output_bytes},
@@ -175,6 +176,7 @@ constexpr IntRange kIntRanges[] = {
     {"auto_flowlabels", &StackConfig::auto_flowlabels, 0, 3, "0..3"},
     {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges, 0, 1, "0 or 1"},
     {"txrehash", &StackConfig::txrehash, 0, 1, "0 or 1"},
+    {"tcp_retrans_collapse", &StackConfig::tcp_retrans_collapse, 0, 255, "0..255"},  // proc_dou8vec_minmax
 };
 
 // The sysctls whose handlers bound their values (above, and

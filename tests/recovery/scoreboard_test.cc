@@ -231,6 +231,63 @@ TEST(Scoreboard, WalkByXmitTimePutsRetransmissionsLast) {
   EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 0}));
 }
 
+// Linux tcp_collapse_retrans: the merged packet keeps the first one's marks
+// and times, takes the second's bytes and EVER_RETRANS, and the second's
+// counts leave with it (tcp_adjust_pcount); positions after it renumber,
+// so find() and the time-ordered walk still agree with the ring; wrap too.
+TEST(Scoreboard, MergeNextTakesTheSecondPacketsBytesNotItsMarks) {
+  for (uint32_t base : {0u, 0xffffff00u}) {
+    SbHarness h(base);
+    for (uint32_t off = 0; off < 500; off += 100) {
+      h.send(off, off + 100, 1000);  // five one-packet skbs of 100 bytes
+      h.advance(Duration::ms(1));
+    }
+    h.mark_lost(0);
+    h.mark_lost(200);
+    h.retransmit(100, 200, 1000, RetransmitKind::kProbe);  // EVER_RETRANS only
+    h.ack(0, {{300, 400}});
+    ASSERT_TRUE(h.sb().alone_in_skb(0));
+    h.sb().merge_next(0);  // 0:100 (lost) takes 100:200 (ever retransmitted)
+    h.check();
+    EXPECT_EQ(h.sb().size(), 4u);
+    EXPECT_EQ(h.sb().packets_out(), 4u);
+    EXPECT_EQ(h.sb().lost_out(), 2u);
+    EXPECT_EQ(h.sb().at(0).seq, h.range(0, 200));
+    EXPECT_TRUE(h.sb().at(0).lost());
+    EXPECT_TRUE(h.sb().at(0).ever_retrans());
+    h.sb().merge_next(0);  // 0:200 takes 200:300, lost: its LOST leaves with it
+    h.check();
+    EXPECT_EQ(h.sb().lost_out(), 1u);
+    EXPECT_EQ(h.sb().counts().lost_bytes, 300u);
+    EXPECT_EQ(h.sb().find(h.seq(350)), std::optional<size_t>(1));
+    EXPECT_EQ(h.sb().find(h.seq(450)), std::optional<size_t>(2));
+    std::vector<uint32_t> order;
+    h.sb().walk_by_xmit_time([&](size_t i, const ScoreboardEntry&) {
+      order.push_back(static_cast<uint32_t>(i));
+      return true;
+    });
+    EXPECT_EQ(order, (std::vector<uint32_t>{2})) << "lost and SACKed packets are out of the walk";
+    h.ack(400);  // the merged packet and the SACKed one
+    EXPECT_EQ(h.sb().packets_out(), 1u);
+    EXPECT_EQ(h.sb().sacked_out(), 0u);
+  }
+}
+
+// tcp_adjust_pcount for a non-SACK peer: a merged packet takes one
+// duplicate ACK's delivery with it.
+TEST(Scoreboard, MergeNextLowersARenoPeersDupackCount) {
+  SbHarness h(0, /*sack=*/false);
+  h.send(0, 100, 1000);
+  h.send(100, 200, 1000);
+  h.send(200, 300, 1000);
+  h.sb().reno_add_dupack();
+  EXPECT_EQ(h.sb().sacked_out(), 1u);
+  h.sb().merge_next(0);
+  h.check();
+  EXPECT_EQ(h.sb().packets_out(), 2u);
+  EXPECT_EQ(h.sb().sacked_out(), 0u);
+}
+
 // Non-SACK peers: Linux counts duplicate ACKs in sacked_out and limits them.
 TEST(Scoreboard, RenoDupacksCountAsSackedAndAreLimited) {
   SbHarness h(0, /*sack=*/false);
