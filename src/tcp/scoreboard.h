@@ -6,8 +6,9 @@
 // The sender keeps the bytes; the scoreboard keeps metadata. One entry is one
 // packet on the wire (Linux: one skb with tcp_skb_pcount() == 1). Entries are
 // contiguous in sequence space and cover [HighACK, HighData). An entry is
-// split only when it is retransmitted with a smaller MSS (path MTU fell); a
-// partial cumulative ACK trims its front. A packet is credited as SACKed only
+// split only when it is retransmitted with a smaller MSS (path MTU fell), and
+// two merge only when a small retransmission absorbs the next (merge_next);
+// a partial cumulative ACK trims its front. A packet is credited as SACKed only
 // when one SACK block covers all its remaining bytes (Linux
 // tcp_match_skb_to_sack(): SACKs only count whole MSS-sized packets), so the
 // counts are exact whatever the MSS does later (seed 002). Parts of packets
