@@ -161,6 +161,7 @@ void Connection::update_mss(uint32_t pmtu) {
   }
   const uint32_t opt = tcp_options_size();
   mss_cache_ = mss > opt ? mss - opt : 1;
+  mss_opts_ = opt;
   // RFC 4821 §7.3: while searching, the MSS is what search_low proved.
   mss_cache_ = mtup_.sync(pmtu, mss_cache_, mss_math());
   ccs_.mss = mss_cache_;

@@ -285,7 +285,6 @@ class Connection {
   void done(Time now, Errc err);  // -> CLOSED, error for the user
   void init_buffers();
   void init_mss();
-  uint32_t current_mss() const { return mss_cache_; }
   void update_mss(uint32_t pmtu);
 
   // --- tcp_mtu_probe.cc (RFC 4821 PLPMTUD; the search is mtu_probe.h's)
@@ -459,13 +458,14 @@ class Connection {
   bool nagle_allows(uint32_t len, uint32_t mss, bool push) const;
   XmitResult retransmit_head(Time now);
   // tcp_retrans_collapse.cc: Linux tcp_retrans_try_collapse.
-  std::optional<bool> retrans_collapse(size_t index, Seq32 wnd_end);
+  std::optional<bool> retrans_collapse(size_t index, Seq32 wnd_end, uint32_t cur_mss);
   bool record_end(Seq32 seq) const;  // MSG_EOR ends a chunk at `seq`
   bool zerocopy_at(Seq32 seq) const;  // the chunk holding `seq` has MSG_ZEROCOPY pages
   void rearm_after_local_drop(Time now);
   void retransmit_lost(Time now);
   void validate_cwnd(Time now, bool sent);  // tcp_cwnd_validate
   uint32_t tcp_options_size() const;
+  uint32_t current_mss() const;  // Linux tcp_current_mss: mss_cache_ less this segment's extra options
 
   // --- tcp_ecn.cc (RFC 3168; Linux tp->ecn_flags)
   void ecn_send_syn(wire::TcpHeader& h);
@@ -673,9 +673,9 @@ class Connection {
   uint32_t advmss_ = 1460;        // what we announce
   uint32_t pmtu_ = 1500;
   uint32_t mss_cache_ = 536;      // effective send MSS, options excluded
+  uint32_t mss_opts_ = 0;         // the option bytes mss_cache_ was sized for (Linux tcp_header_len - 20)
   uint32_t init_cwnd_ = 10;       // Linux tcp_init_cwnd: the route's initcwnd or TCP_INIT_CWND
   MtuProbe mtup_;                 // Linux icsk_mtup
-  bool sending_probe_ = false;    // send_one: the segment is one packet however long
   uint32_t sndbuf_ = 0;
 
   // Retransmission and recovery (Linux icsk_* and tcp_sock fields).

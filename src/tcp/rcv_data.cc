@@ -290,6 +290,17 @@ void Receiver::dsack_set(SeqRange r, Counters& c) {
 // first, so each range is repeated in several ACKs. A D-SACK block goes
 // before them all (RFC 2883 §4). An out-of-order FIN counts as one sequence
 // number at the end of its range, as Linux reports it (its skb includes it).
+size_t Receiver::sack_block_count() const {
+  if (!sack_ok_) return 0;
+  size_t n = (dsack_ ? 1 : 0) + ofo_.size();
+  if (ofo_fin_) {  // a FIN out of order rides on the block it ends, else is its own
+    bool placed = false;
+    for (const OfoBlock& b : ofo_.blocks()) placed = placed || b.range.end == *ofo_fin_;
+    n += placed ? 0 : 1;
+  }
+  return n;
+}
+
 size_t Receiver::sack_blocks(std::span<SeqRange> out, size_t max_blocks) const {
   const size_t cap = std::min(out.size(), max_blocks);
   if (!sack_ok_ || cap == 0) return 0;

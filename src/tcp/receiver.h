@@ -255,6 +255,9 @@ class Receiver {
   // Whether sack_blocks could write any: a D-SACK or data held out of order
   // (inline: an in-order flow skips the call on every segment sent).
   bool has_sack_blocks() const { return dsack_ || !ofo_.empty() || ofo_fin_; }
+  // How many sack_blocks would write with no limit (Linux eff_sacks:
+  // rx_opt.num_sacks + rx_opt.dsack), without building them.
+  size_t sack_block_count() const;
   // A segment with ACK was sent: clears the pending ACK and D-SACK, counts
   // down quick-ACK mode (Linux tcp_event_ack_sent).
   void on_ack_sent(Time now);

@@ -50,9 +50,7 @@ MtuProbe::Verdict Connection::mtu_probe(Time now) {
   const MtuProbe::Decision d = mtup_.decide(mtup_config(), mss_math(), in);
   if (d.verdict != MtuProbe::Verdict::kProbe) return d.verdict;
   const Seq32 start = snd_.nxt;
-  sending_probe_ = true;
-  const bool sent = send_one(now, start, d.size, false, false, false, std::nullopt);
-  sending_probe_ = false;
+  const bool sent = send_one(now, start, d.size, false, false, false, std::nullopt);  // one packet
   // Linux: a probe the device refused is resegmented by tcp_write_xmit.
   if (!sent) return MtuProbe::Verdict::kNo;
   skbs_.on_sent(snd_.nxt, snd_.una);

@@ -19,6 +19,27 @@ uint32_t Connection::tcp_options_size() const {
   return (ts_ok_ ? 12 : 0) + (md5_key() ? wire::kMd5OptionAligned : 0);
 }
 
+// Linux tcp_current_mss: mss_cache_ was sized for the options every segment
+// carried at the last sync (timestamps, an MD5 signature); the data of the
+// next segment is cut by whatever its own options add or take: SACK blocks
+// while the receive side holds data out of order or owes a D-SACK (as many
+// as emit() will write), an MD5 key set or deleted since. RFC 9293 §3.7.1:
+// a segment's data is the effective send MSS less its TCP header and
+// options (RFC 6691 §2), so a segment with SACK blocks never outgrows the
+// MTU or the peer's MSS.
+uint32_t Connection::current_mss() const {
+  uint32_t opt = tcp_options_size();
+  if (sack_ok_ && rcv_.has_sack_blocks()) [[unlikely]] {
+    const uint32_t room = wire::kTcpOptionsMax - opt;
+    const size_t fit = room >= 12 ? std::min<size_t>((room - 4) / 8, wire::kMaxSackBlocks) : 0;
+    const size_t n = std::min(fit, rcv_.sack_block_count());
+    if (n > 0) opt += 4 + 8 * static_cast<uint32_t>(n);  // NOP NOP kind len, 8 per block
+  }
+  if (opt == mss_opts_) [[likely]] return mss_cache_;
+  const int64_t mss = int64_t{mss_cache_} + mss_opts_ - opt;
+  return mss > 0 ? static_cast<uint32_t>(mss) : 1;
+}
+
 // RFC 2385 §2.0 "every segment sent on a TCP connection to be protected"
 // carries the option; the packet builder fills the digest (wire/tcp_md5.h).
 // Linux looks the key up per segment (tcp_md5_do_lookup in
@@ -361,8 +382,10 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
       trace_event(now, TraceEvent::kRetransmit, seq.raw(), end.raw());
     } else {
       if (was_idle) cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
-      // An MTU probe is one packet however long (Linux tcp_mtu_probe: one skb).
-      auto pkts = sb_.on_send(SeqRange{seq, end}, sending_probe_ ? len : mss_cache_, now, snap);
+      // An MTU probe is one packet however long (Linux tcp_mtu_probe: one
+      // skb), and so is a segment longer than mss_cache_ because its options
+      // shrank since the last sync (current_mss).
+      auto pkts = sb_.on_send(SeqRange{seq, end}, std::max(len, mss_cache_), now, snap);
       if (!pkts) return false;
       rec_.on_sent(*pkts);
       c.inc(Counter::TcpExtTCPOrigDataSent);
@@ -378,7 +401,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
     // Linux tcp_minshall_update runs in tcp_write_xmit only: a retransmitted
     // small segment (e.g. SYN data resent by tcp_rcv_fastopen_synack) does
     // not make Nagle hold the next partial segment.
-    if (!retransmit && len < mss_cache_) snd_sml_ = end;
+    if (!retransmit && len < current_mss()) snd_sml_ = end;
   } else if (retransmit) {
     c.inc(Counter::TcpRetransSegs);
     ++total_retrans_;
@@ -398,7 +421,7 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
 // short paths, and at least tcp_min_tso_segs (2) segments.
 uint32_t Connection::tso_segs() const {
   const StackConfig& cfg = env_.cfg();
-  const uint32_t mss = std::max<uint32_t>(mss_cache_, 1);
+  const uint32_t mss = std::max<uint32_t>(current_mss(), 1);  // tcp_tso_segs(sk, mss_now)
   uint64_t rate = ccs_.pacing_rate;
   if (rate == 0) {
     // tcp_update_pacing_rate before the cc has run: cwnd * mss / srtt at the
@@ -500,7 +523,7 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
 bool Connection::rwnd_limited() const {
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
   if (unsent == 0 || sb_.in_flight() >= ccs_.snd_cwnd) return false;
-  return std::min(unsent, mss_cache_) > usable_window();
+  return std::min(unsent, current_mss()) > usable_window();
 }
 
 // Linux tcp_push_pending_frames: retransmissions of marked losses first,
@@ -511,7 +534,7 @@ void Connection::push(Time now, bool more, bool one) {
   if ((!synchronized() && !fastopen_pending()) || state_ == State::kTimeWait) return;
   prune_chunks();
   if (!one && sb_.lost_out() > sb_.retrans_out()) retransmit_lost(now);
-  const uint32_t mss = mss_cache_;
+  const uint32_t mss = current_mss();  // tcp_push_pending_frames -> tcp_write_xmit(sk, tcp_current_mss(sk))
   const bool had_unsent = snd_.nxt != write_seq_;
   bool sent_new = false;
   defer_cwnd_limited_ = defer_rwnd_limited_ = false;
@@ -561,8 +584,9 @@ XmitResult Connection::retransmit_head(Time now) {
   uint32_t len = 0;
   std::optional<bool> psh;
   if (!sb_.empty()) {
-    psh = retrans_collapse(0, snd_.una + snd_.wnd);  // tcp_retrans_collapse.cc
-    len = std::min(sb_.at(0).seq.len(), mss_cache_);
+    const uint32_t cur_mss = current_mss();  // __tcp_retransmit_skb
+    psh = retrans_collapse(0, snd_.una + snd_.wnd, cur_mss);  // tcp_retrans_collapse.cc
+    len = std::min(sb_.at(0).seq.len(), cur_mss);
   }
   const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && snd_.una + len == write_seq_;
   if (len == 0 && !fin) return XmitResult::kSent;
@@ -585,11 +609,12 @@ void Connection::retransmit_lost(Time now) {
     // the lost packet was sent in; __tcp_transmit_skb forces PSH on one of
     // several segments, a single one keeps its skb's PSH (psh_end).
     const size_t segs = tso_cap(ccs_.snd_cwnd - sb_.in_flight());
-    size_t run = e.seq.len() > mss_cache_ ? 1 : std::max<size_t>(sb_.lost_run(*idx, segs), 1);
+    const uint32_t cur_mss = current_mss();  // __tcp_retransmit_skb
+    size_t run = e.seq.len() > cur_mss ? 1 : std::max<size_t>(sb_.lost_run(*idx, segs), 1);
     // A lone small packet may first absorb the ones after it
     // (tcp_retrans_collapse.cc); a run of several is a multi-packet skb,
     // which Linux does not collapse.
-    const std::optional<bool> merged_psh = run == 1 ? retrans_collapse(*idx, wnd_end) : std::nullopt;
+    const std::optional<bool> merged_psh = run == 1 ? retrans_collapse(*idx, wnd_end, cur_mss) : std::nullopt;
     bool ok = true;
     for (size_t k = 0; k < run && ok; ++k) {
       const ScoreboardEntry& p = sb_.at(*idx + k);
@@ -597,7 +622,7 @@ void Connection::retransmit_lost(Time now) {
         run = k;
         break;
       }
-      const uint32_t len = std::min(p.seq.len(), mss_cache_);
+      const uint32_t len = std::min(p.seq.len(), cur_mss);
       const bool fin = fin_queued_ && snd_max_ == write_seq_ + 1 && p.seq.begin + len == write_seq_;
       const Seq32 begin = p.seq.begin;
       const std::optional<bool> psh = k + 1 < run ? std::optional<bool>(false)
@@ -618,7 +643,7 @@ void Connection::retransmit_lost(Time now) {
 // headers) in whole segments, bounded by half the largest window the peer
 // offered (tcp_bound_to_half_wnd), and at least one segment.
 uint32_t Connection::size_goal() const {
-  const uint32_t mss = std::max<uint32_t>(mss_cache_, 1);
+  const uint32_t mss = std::max<uint32_t>(current_mss(), 1);  // tcp_send_mss: mss_now
   uint32_t goal = 65536 - 1 - 320;  // sk_gso_max_size - 1 - MAX_TCP_HEADER
   if (snd_.max_wnd) {
     const uint32_t cutoff = snd_.max_wnd > 536 ? snd_.max_wnd / 2 : snd_.max_wnd;

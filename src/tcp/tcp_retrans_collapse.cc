@@ -9,8 +9,8 @@
 namespace weir::tcp {
 
 // The room (__tcp_retransmit_skb's avail_wnd): what the peer's window still
-// takes from the packet's start, at most one MSS; at SND.UNA with no window
-// left, one MSS (the head is always sent). The walk (tcp_retrans_try_collapse
+// takes from the packet's start, at most one MSS (tcp_current_mss); at
+// SND.UNA with no window left, one MSS (the head is always sent). The walk (tcp_retrans_try_collapse
 // with tcp_can_collapse and tcp_skb_can_collapse) takes the next packet while
 //  - it is a whole skb of one packet, as the first one is (tcp_skb_pcount()
 //    == 1; a TSO burst is one skb and is not merged into),
@@ -22,11 +22,11 @@ namespace weir::tcp {
 // The merged packet takes the others' flags (tcp_collapse_retrans: "this
 // moves PSH/FIN etc. over"), so its PSH is any of theirs: the result, or
 // nullopt when nothing was merged (the caller's PSH rule stands).
-std::optional<bool> Connection::retrans_collapse(size_t index, Seq32 wnd_end) {
+std::optional<bool> Connection::retrans_collapse(size_t index, Seq32 wnd_end, uint32_t cur_mss) {
   if (env_.cfg().tcp_retrans_collapse == 0) return std::nullopt;
   const ScoreboardEntry& first = sb_.at(index);
   const uint32_t avail = first.seq.begin < wnd_end ? seq_len(first.seq.begin, wnd_end) : 0;
-  const uint32_t room = avail == 0 && first.seq.begin == snd_.una ? mss_cache_ : std::min(avail, mss_cache_);
+  const uint32_t room = avail == 0 && first.seq.begin == snd_.una ? cur_mss : std::min(avail, cur_mss);
   if (first.seq.len() >= room || first.sacked() || !sb_.alone_in_skb(index)) return std::nullopt;
   int64_t space = static_cast<int64_t>(room) - first.seq.len();
   bool psh = psh_end(first.seq.end);

@@ -110,7 +110,8 @@ void Connection::on_loss_probe(Time now) {
     return;
   }
   const uint32_t unsent = seq_len(snd_.nxt, write_seq_);
-  const uint32_t len = std::min(unsent, mss_cache_);
+  const uint32_t mss = current_mss();  // tcp_send_loss_probe
+  const uint32_t len = std::min(unsent, mss);
   bool sent = false;
   bool retrans = false;
   if (len > 0 && len <= usable_window()) {
@@ -124,7 +125,7 @@ void Connection::on_loss_probe(Time now) {
       retrans = true;
     } else if (!sb_.empty()) {
       const ScoreboardEntry& last = sb_.at(sb_.size() - 1);
-      const uint32_t plen = std::min(last.seq.len(), mss_cache_);
+      const uint32_t plen = std::min(last.seq.len(), mss);
       const Seq32 from = last.seq.end - plen;
       if (sb_.find(from) && sb_.at(*sb_.find(from)).seq.begin == from) {
         sent = send_one(now, from, plen, fin_out && last.seq.end == write_seq_, true, true);
@@ -452,7 +453,7 @@ XmitResult Connection::send_probe(Time now) {
     // leaves after max(RTO, 200 ms) with nothing in flight.
     const size_t ci = chunk_index(snd_.nxt);
     const uint32_t to_end = ci < chunks_.size() ? seq_len(snd_.nxt, chunks_[ci].end) : unsent;
-    const uint32_t len = std::min({room, unsent, mss_cache_, std::max<uint32_t>(to_end, 1)});
+    const uint32_t len = std::min({room, unsent, current_mss(), std::max<uint32_t>(to_end, 1)});  // tcp_write_wakeup
     return send_one(now, snd_.nxt, len, false, false, false, true) ? XmitResult::kSent : XmitResult::kDropped;
   }
   wire::TcpHeader h = header(ACK, snd_.una - 1);

@@ -112,6 +112,38 @@ TEST(Md5, ChildInheritsTheKeyAndSignsDataWithTheMssReduced) {
   EXPECT_TRUE(signed_with(d, kKey));
 }
 
+// A key set on an established connection signs the next segment at once
+// (tcp_md5_do_lookup per segment) and, as Linux tcp_current_mss compares
+// the options with those mss_cache was sized for, the next data carries 20
+// bytes less, so the packet keeps to the MSS (RFC 9293 §3.7.1); tcpi_snd_mss
+// (mss_cache) does not move. Deleting the key gives the 20 bytes back.
+TEST(Md5, KeySetMidConnectionShortensTheNextDataAtOnce) {
+  Harness h;
+  h.listener = *h.stack().socket();
+  ASSERT_EQ(h.stack().bind(h.listener, Endpoint{h.local, h.local_port}), Errc::kOk);
+  ASSERT_EQ(h.stack().listen(h.now(), h.listener, 16), Errc::kOk);
+  SocketId s = h.passive_open();
+  ASSERT_NE(s, kNoSocket);
+  const uint32_t mss = h.stack().tcp_info(s)->tcpi_snd_mss;
+  ASSERT_EQ(set_key(h, s, kKey), Errc::kOk);
+  h.clear_tx();
+  std::vector<uint8_t> data(3000, 'x');
+  ASSERT_TRUE(h.stack().send(h.now(), s, data, 0).has_value());
+  Tx d = h.expect_tx();
+  EXPECT_TRUE(signed_with(d, kKey));
+  EXPECT_EQ(d.payload.size(), mss - 20u);
+  EXPECT_EQ(h.stack().tcp_info(s)->tcpi_snd_mss, mss);
+  ASSERT_EQ(set_key(h, s, {}), Errc::kOk);  // keylen 0: delete
+  while (h.pending() > 0) h.clear_tx();
+  h.peer_md5_key.clear();
+  h.inject(ACK, 1, 3000);  // everything acknowledged (unsigned: no key now)
+  while (h.pending() > 0) h.clear_tx();
+  ASSERT_TRUE(h.stack().send(h.now(), s, data, 0).has_value());
+  Tx e = h.expect_tx();
+  EXPECT_FALSE(e.h.options.md5.has_value());
+  EXPECT_EQ(e.payload.size(), mss);
+}
+
 TEST(Md5, ForgedRstOnAKeyedConnectionChangesNothing) {
   Harness h;
   keyed_listener(h);
