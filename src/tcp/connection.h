@@ -412,7 +412,7 @@ class Connection {
   wire::TcpHeader& tx_header(uint8_t flags, Seq32 seq);  // header() in the reused template
   void add_ts(wire::TcpHeader& h, Time now) const;
   XmitResult emit(Time now, wire::TcpHeader& h, wire::PayloadView payload);
-  IpFields ip_fields(uint8_t ecn, bool syn) const;
+  IpFields ip_fields(uint8_t ecn) const;
   IpFields control_ip_fields() const;  // tcp_output.cc: the IP header of a segment
   // tcp_txhash.cc: the transmit hash (Linux sk_set_txhash / sk_rethink_txhash).
   void set_txhash() {
@@ -464,8 +464,17 @@ class Connection {
   void rearm_after_local_drop(Time now);
   void retransmit_lost(Time now);
   void validate_cwnd(Time now, bool sent);  // tcp_cwnd_validate
-  uint32_t tcp_options_size() const;
-  uint32_t current_mss() const;  // Linux tcp_current_mss: mss_cache_ less this segment's extra options
+  // Bytes of options on a data segment (Linux tcp_established_options):
+  // timestamps (RFC 7323 §3, aligned to 12 bytes with two NOPs) and an RFC
+  // 2385 signature (TCPOLEN_MD5SIG_ALIGNED, 20). SACK blocks are extra.
+  uint32_t tcp_options_size() const { return (ts_ok_ ? 12 : 0) + (md5_key() ? wire::kMd5OptionAligned : 0); }
+  // Linux tcp_current_mss (tcp_output.cc): mss_cache_ less this segment's
+  // extra options. Inline up to the test that settles the common case.
+  uint32_t current_mss() const {
+    if (!(sack_ok_ && rcv_.has_sack_blocks()) && tcp_options_size() == mss_opts_) [[likely]] return mss_cache_;
+    return current_mss_slow();
+  }
+  uint32_t current_mss_slow() const;
 
   // --- tcp_ecn.cc (RFC 3168; Linux tp->ecn_flags)
   void ecn_send_syn(wire::TcpHeader& h);
@@ -645,6 +654,7 @@ class Connection {
   // The transmit hash and its rehashes (tcp/flow_label.h; tcp_txhash.cc).
   uint32_t txhash_ = 0;          // Linux sk_txhash; 0: none drawn yet
   uint32_t req_txhash_ = 0;      // a Fast Open child's request's (tcp_rsk(req)->txhash) once redrawn; 0: txhash_
+  mutable bool synack_of_request_ = false;  // the segment going out is a Fast Open child's SYN-ACK (send_synack)
   uint32_t timeout_rehash_ = 0;  // tp->timeout_rehash (tcpi_rehash)
   uint32_t lrcv_flowlabel_ = 0;  // icsk_ack.lrcv_flowlabel: the label of the last data received
   // The label of the socket's own segments, made once per hash and kept

@@ -12,13 +12,6 @@
 namespace weir::tcp {
 using namespace wire::tcp_flag;
 
-// Bytes of options on a data segment (Linux tcp_established_options):
-// timestamps (RFC 7323 §3, aligned to 12 bytes with two NOPs) and an RFC
-// 2385 signature (TCPOLEN_MD5SIG_ALIGNED, 20). SACK blocks are extra.
-uint32_t Connection::tcp_options_size() const {
-  return (ts_ok_ ? 12 : 0) + (md5_key() ? wire::kMd5OptionAligned : 0);
-}
-
 // Linux tcp_current_mss: mss_cache_ was sized for the options every segment
 // carried at the last sync (timestamps, an MD5 signature); the data of the
 // next segment is cut by whatever its own options add or take: SACK blocks
@@ -27,15 +20,14 @@ uint32_t Connection::tcp_options_size() const {
 // a segment's data is the effective send MSS less its TCP header and
 // options (RFC 6691 §2), so a segment with SACK blocks never outgrows the
 // MTU or the peer's MSS.
-uint32_t Connection::current_mss() const {
+uint32_t Connection::current_mss_slow() const {
   uint32_t opt = tcp_options_size();
-  if (sack_ok_ && rcv_.has_sack_blocks()) [[unlikely]] {
+  if (sack_ok_ && rcv_.has_sack_blocks()) {
     const uint32_t room = wire::kTcpOptionsMax - opt;
     const size_t fit = room >= 12 ? std::min<size_t>((room - 4) / 8, wire::kMaxSackBlocks) : 0;
     const size_t n = std::min(fit, rcv_.sack_block_count());
     if (n > 0) opt += 4 + 8 * static_cast<uint32_t>(n);  // NOP NOP kind len, 8 per block
   }
-  if (opt == mss_opts_) [[likely]] return mss_cache_;
   const int64_t mss = int64_t{mss_cache_} + mss_opts_ - opt;
   return mss > 0 ? static_cast<uint32_t>(mss) : 1;
 }
@@ -111,7 +103,7 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   // Read before the output: a device that delivers synchronously back into
   // the stack may send again from this connection, reusing tx_hdr_.
   const bool has_ack = h.has(ACK);
-  const XmitResult r = env_.output(tuple_, h, payload, ip_fields(ecn, h.has(SYN)));
+  const XmitResult r = env_.output(tuple_, h, payload, ip_fields(ecn));
   // Linux __tcp_transmit_skb counts TCP_MIB_OUTSEGS and segs_out and runs
   // tcp_event_ack_sent before queue_xmit: a segment the device drops still
   // counts, and a dropped ACK is not sent again (__tcp_send_ack ignores the
@@ -138,20 +130,13 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 //
 // An IPv6 segment's flow label is made per packet from the transmit hash,
 // as ip6_xmit calls ip6_make_flowlabel (tcp/flow_label.h), so the sysctl
-// and IPV6_AUTOFLOWLABEL apply from the next segment on. A Fast Open
-// child's SYN-ACK is its request's (tcp_rtx_synack -> tcp_make_synack sets
-// the skb's hash from tcp_rsk(req)->txhash), so it carries the request's
-// label, which each retransmission redraws (synack_rehash) while the
-// child's own hash, on its data, stays.
-IpFields Connection::ip_fields(uint8_t ecn, bool syn) const {
-  if (state_ == State::kTimeWait || reply_tos_ >= 0) [[unlikely]] return control_ip_fields();
+// and IPV6_AUTOFLOWLABEL apply from the next segment on.
+IpFields Connection::ip_fields(uint8_t ecn) const {
+  if (state_ == State::kTimeWait || reply_tos_ >= 0 || synack_of_request_) [[unlikely]] return control_ip_fields();
   const StackConfig& cfg = env_.cfg();
   const bool v4 = tuple_.remote.addr.is_v4();
   IpFields f = socket_ip_fields(opts_, cfg, v4);
   if (!v4) f.flow_label = socket_flow_label(cfg);
-  if (syn && req_txhash_ && !v4) [[unlikely]] {
-    f.flow_label = make_flow_label(cfg, req_txhash_, sock_autolabel(cfg, opts_.ipv6_autoflowlabel));
-  }
   f.tos |= ecn;
   return f;
 }
@@ -161,9 +146,22 @@ IpFields Connection::ip_fields(uint8_t ecn, bool syn) const {
 // (the arriving segment's DSCP, the default TTL); both with the flow label
 // of the socket's (or request's) transmit hash. Out of line: the common
 // path above stays small enough to inline into emit.
+//
+// Out of line too: a Fast Open child's SYN-ACK, which is its request's
+// (tcp_rtx_synack -> tcp_make_synack sets the skb's hash from
+// tcp_rsk(req)->txhash), so it carries the request's label, redrawn by each
+// retransmission (synack_rehash), while the child's own hash labels its
+// data. The mark is taken here, before the segment leaves, so nothing the
+// output sets off in turn is mistaken for the SYN-ACK.
 IpFields Connection::control_ip_fields() const {
   const StackConfig& cfg = env_.cfg();
   const bool v4 = tuple_.remote.addr.is_v4();
+  if (synack_of_request_) {
+    synack_of_request_ = false;
+    IpFields f = socket_ip_fields(opts_, cfg, v4);  // a SYN-ACK is not-ECT (RFC 3168 §6.1.1)
+    if (!v4) f.flow_label = make_flow_label(cfg, req_txhash_, sock_autolabel(cfg, opts_.ipv6_autoflowlabel));
+    return f;
+  }
   const uint32_t label = v4 ? 0 : flow_label();
   if (state_ == State::kTimeWait) {
     return {socket_ip_fields(opts_, cfg, v4).tos, reply_ip_fields(cfg, v4, 0).ttl, label};
@@ -294,6 +292,7 @@ XmitResult Connection::send_synack(Time now) {
   h.window = rcv_.syn_window();
   h.options.fastopen = synack_cookie_;  // RFC 7413 §4.2.2 (tcp/fastopen.h)
   if (ecn_.ok) h.flags |= ECE;  // RFC 3168 §6.1.1: an ECN-setup SYN-ACK (ECE, not CWR)
+  synack_of_request_ = fastopen_child_ && req_txhash_ != 0;  // control_ip_fields
   const XmitResult r = emit(now, h, {});
   // A Fast Open child may have sent data since its first SYN-ACK.
   snd_.nxt = seq_max(snd_.nxt, snd_.iss + 1);
