@@ -5,6 +5,7 @@
 #include "driver/clock.h"
 #include "driver/netns.h"
 #include "link/tun.h"
+#include "link/tun_uring.h"
 
 namespace weir::driver {
 
@@ -40,10 +41,16 @@ int run_stack_app(const StackSetup& s, App& app) {
     std::string err = eq == std::string::npos ? "expected KEY=VALUE" : cfg.set(kv.substr(0, eq), kv.substr(eq + 1));
     if (!err.empty()) return fmt::print(stderr, "weir: --sysctl {}: {}\n", kv, err), 2;
   }
-  link::TunNetif netif(*dev);
+  std::unique_ptr<link::TunUring> ring;
+  if (s.io_uring) {
+    auto r = link::TunUring::open(*dev);
+    if (!r) return fmt::print(stderr, "weir: io_uring unavailable: {}; run without --io-uring\n", r.error()), 1;
+    ring = std::move(*r);
+  }
+  link::TunNetif netif(*dev, ring.get());
   Stack stack(cfg, netif);
   for (const auto& a : *addrs) stack.add_address(a);
-  StackDriver drv(stack, *dev, netif, app, s.driver);
+  StackDriver drv(stack, *dev, netif, app, s.driver, ring.get());
   return drv.run();
 }
 

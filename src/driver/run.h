@@ -19,6 +19,7 @@ struct StackSetup {
   std::vector<std::string> peers;    // the kernel side's addresses, CIDR ("" = set up elsewhere)
   std::vector<std::string> sysctls;  // "net.ipv4.tcp_sack=0"
   bool offload = true;               // IFF_VNET_HDR + TSO super-packets (link/tun.h)
+  bool io_uring = false;             // TUN reads and writes through an io_uring (link/tun_uring.h)
   DriverOptions driver;
 };
 

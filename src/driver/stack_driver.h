@@ -10,6 +10,7 @@
 #include "driver/app.h"
 #include "driver/reactor.h"
 #include "link/tun.h"
+#include "link/tun_uring.h"
 #include "weir/stack.h"
 
 namespace weir::driver {
@@ -24,7 +25,10 @@ struct DriverOptions {
 class StackDriver {
  public:
   // `netif` is the stack's transmit path: flushed after every burst.
-  StackDriver(Stack& st, link::TunDevice& dev, link::TunNetif& netif, App& app, DriverOptions opt);
+  // With a `ring` (`--io-uring`, the one `netif` queues on) packets are
+  // read from its completions instead of the device's fd.
+  StackDriver(Stack& st, link::TunDevice& dev, link::TunNetif& netif, App& app, DriverOptions opt,
+              link::TunUring* ring = nullptr);
   // Runs until the app finishes or a signal stops it; returns the exit status.
   int run();
   // The `weir ss` / `nstat` text of the running stack (also used on exit).
@@ -32,6 +36,7 @@ class StackDriver {
 
  private:
   void on_readable();
+  void on_ring(Time now);
   void settle(Time now);
   void begin_shutdown(Time now);
 
@@ -42,6 +47,7 @@ class StackDriver {
   DriverOptions opt_;
   Reactor rx_;
   link::TunBatch batch_;
+  link::TunUring* ring_;
   bool stopping_ = false;
   Time stop_by_ = Time::never();
 };

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "link/tun_uring.h"
 #include "wire/checksum.h"
 
 namespace weir::link {
@@ -32,7 +33,7 @@ uint32_t query_mtu(const std::string& name) {
   return mtu;
 }
 
-constexpr size_t kVnetLen = 10;  // struct virtio_net_hdr (TUNSETVNETHDRSZ default)
+constexpr size_t kVnetLen = TunDevice::kVnetLen;
 
 uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 uint32_t get32(const uint8_t* p) { return uint32_t{get16(p)} << 16 | get16(p + 2); }
@@ -112,54 +113,62 @@ long TunDevice::read_one(std::span<uint8_t> buf, bool* csum_valid) {
     if (n >= 0 && vnet_) {
       if (n < static_cast<ssize_t>(kVnetLen)) continue;  // cannot happen: a runt, skip it
       n -= static_cast<ssize_t>(kVnetLen);
-      const VnetHdr h = decode_vnet(vh);
-      if (h.gso_type != 0) ++st_.rx_gso;
-      // Linux leaves its own packets' TCP checksum partial (CHECKSUM_PARTIAL):
-      // valid by construction for a local consumer, else finished here as a
-      // NIC would. DATA_VALID: the kernel checked it already.
-      if (csum_valid && (*csum_valid = (h.flags & 3) != 0)) ++st_.rx_csum_valid;
-      if (!csum_valid && (h.flags & 1) && complete_checksum(buf.first(static_cast<size_t>(n)), h))
-        ++st_.rx_csum_fixed;
     }
-    if (n >= 0) {
-      ++st_.rx_packets;
-      st_.rx_bytes += static_cast<uint64_t>(n);
-      return n;
-    }
+    if (n >= 0) return accept_read(vnet_ ? vh : nullptr, buf.first(static_cast<size_t>(n)), csum_valid);
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
     return -errno;
   }
 }
 
+long TunDevice::accept_read(const uint8_t* vh, std::span<uint8_t> pkt, bool* csum_valid) {
+  if (vh) {
+    const VnetHdr h = decode_vnet(vh);
+    if (h.gso_type != 0) ++st_.rx_gso;
+    // Linux leaves its own packets' TCP checksum partial (CHECKSUM_PARTIAL):
+    // valid by construction for a local consumer, else finished here as a
+    // NIC would. DATA_VALID: the kernel checked it already.
+    if (csum_valid && (*csum_valid = (h.flags & 3) != 0)) ++st_.rx_csum_valid;
+    if (!csum_valid && (h.flags & 1) && complete_checksum(pkt, h)) ++st_.rx_csum_fixed;
+  }
+  ++st_.rx_packets;
+  st_.rx_bytes += pkt.size();
+  return static_cast<long>(pkt.size());
+}
+
 XmitResult tun_write_verdict(int err) {
   return err == ENOBUFS || err == EAGAIN || err == EWOULDBLOCK ? XmitResult::kDropped : XmitResult::kSent;
 }
 
+bool TunDevice::tx_fits(const VnetHdr& h, size_t len) {
+  if (len <= mtu_ || (h.gso_type != 0 && vnet_)) return true;
+  ++st_.tx_oversize;
+  return false;
+}
+
+size_t TunDevice::frame(const VnetHdr& h, std::span<const uint8_t> pkt, uint8_t* out) const {
+  if (vnet_) encode_vnet(h, out);
+  std::memcpy(out + header_len(), pkt.data(), pkt.size());
+  return header_len() + pkt.size();
+}
+
 TunDevice::Xmit TunDevice::xmit_vnet(const VnetHdr& h, std::span<const uint8_t> pkt) {
-  if (pkt.size() > mtu_ && (h.gso_type == 0 || !vnet_)) {
-    ++st_.tx_oversize;
-    return Xmit::kLost;
-  }
+  if (!tx_fits(h, pkt.size())) return Xmit::kLost;
   uint8_t vh[kVnetLen];
   encode_vnet(h, vh);
   iovec iov[2] = {{vh, kVnetLen}, {const_cast<uint8_t*>(pkt.data()), pkt.size()}};
-  const ssize_t want = static_cast<ssize_t>(pkt.size() + (vnet_ ? kVnetLen : 0));
+  const ssize_t want = static_cast<ssize_t>(pkt.size() + header_len());
   for (;;) {
     ssize_t n = vnet_ ? ::writev(fd_, iov, 2) : ::write(fd_, pkt.data(), pkt.size());
     if (n == want) {
-      ++st_.tx_packets;
-      st_.tx_bytes += pkt.size();
+      count_tx(pkt.size());
       return Xmit::kSent;
     }
     if (n < 0 && errno == EINTR) continue;
-    ++st_.tx_dropped;
-    if (n < 0 && tun_write_verdict(errno) == XmitResult::kDropped) {
-      ++st_.tx_refused;
-      return Xmit::kRefused;
-    }
+    const bool refused = n < 0 && tun_write_verdict(errno) == XmitResult::kDropped;
+    count_tx_failed(refused);
     // Any other failure (or a short write) is a packet the wire lost.
-    return Xmit::kLost;
+    return refused ? Xmit::kRefused : Xmit::kLost;
   }
 }
 
@@ -303,7 +312,7 @@ bool complete_checksum(std::span<uint8_t> pkt, const VnetHdr& h) {
 
 XmitResult TunNetif::try_transmit(std::span<const uint8_t> ip_packet) {
   if (!dev_.vnet())
-    return dev_.xmit_vnet(VnetHdr{}, ip_packet) == TunDevice::Xmit::kRefused ? XmitResult::kDropped : XmitResult::kSent;
+    return xmit(VnetHdr{}, ip_packet) == TunDevice::Xmit::kRefused ? XmitResult::kDropped : XmitResult::kSent;
   // The coalescer writes this packet itself (emit() sees its bytes) or
   // holds it for a super-packet.
   current_ = ip_packet.data();
@@ -313,12 +322,26 @@ XmitResult TunNetif::try_transmit(std::span<const uint8_t> ip_packet) {
   return current_result_;
 }
 
+TunDevice::Xmit TunNetif::xmit(const VnetHdr& h, std::span<const uint8_t> pkt) {
+  return ring_ ? ring_->queue(h, pkt) : dev_.xmit_vnet(h, pkt);
+}
+
+void TunNetif::flush() {
+  gso_.flush();
+  if (ring_) ring_->flush();
+}
+
 void TunNetif::emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt) {
   auto* n = static_cast<TunNetif*>(self);
-  const TunDevice::Xmit r = n->dev_.xmit_vnet(h, pkt);
-  if (r == TunDevice::Xmit::kSent && h.gso_type != 0)
-    n->dev_.count_gso_tx((pkt.size() - h.hdr_len + h.gso_size - 1) / h.gso_size);
+  const TunDevice::Xmit r = n->xmit(h, pkt);
+  // The ring counts a super-packet when its write completes.
+  if (r == TunDevice::Xmit::kSent && h.gso_type != 0 && !n->ring_)
+    n->dev_.count_gso_tx(gso_segments(h, pkt.size()));
   if (pkt.data() == n->current_ && r == TunDevice::Xmit::kRefused) n->current_result_ = XmitResult::kDropped;
+}
+
+size_t gso_segments(const VnetHdr& h, size_t len) {
+  return h.gso_type == 0 || h.gso_size == 0 ? 1 : (len - h.hdr_len + h.gso_size - 1) / h.gso_size;
 }
 
 }  // namespace weir::link

@@ -25,6 +25,8 @@
 
 namespace weir::link {
 
+class TunUring;
+
 struct TunStats {
   uint64_t rx_packets = 0;
   uint64_t rx_bytes = 0;
@@ -56,6 +58,10 @@ struct VnetHdr {
 // the end (the field already holds the pseudo-header sum) and stores it.
 // False if the offsets do not fit the packet.
 bool complete_checksum(std::span<uint8_t> pkt, const VnetHdr& h);
+
+// How many segments the kernel's GSO cuts a `len`-byte packet with header
+// `h` into (1 for a plain packet).
+size_t gso_segments(const VnetHdr& h, size_t len);
 
 // Merges consecutive TCP segments of one flow into super-packets. Pure (no
 // fd): `push` each engine packet in order, `flush` at the end of a burst;
@@ -137,6 +143,22 @@ class TunDevice {
   void count_batch() { ++st_.rx_batches; }
   void count_gso_tx(size_t segs) { ++st_.tx_gso, st_.tx_gso_segs += segs; }
 
+  // The framing and accounting of xmit_vnet and read_one, for a path that
+  // does its own I/O on fd() (TunUring), so both count alike.
+  static constexpr size_t kVnetLen = 10;  // struct virtio_net_hdr (TUNSETVNETHDRSZ default)
+  size_t header_len() const { return vnet_ ? kVnetLen : 0; }
+  // False (counted as tx_oversize) for a packet xmit_vnet would not write.
+  bool tx_fits(const VnetHdr& h, size_t len);
+  // The bytes one write(2) hands over: the vnet header (on a vnet device),
+  // then the packet; `out` holds header_len() + pkt.size(). Returns that length.
+  size_t frame(const VnetHdr& h, std::span<const uint8_t> pkt, uint8_t* out) const;
+  void count_tx(size_t bytes) { ++st_.tx_packets, st_.tx_bytes += bytes; }
+  void count_tx_failed(bool refused) { ++st_.tx_dropped, st_.tx_refused += refused; }
+  // One datagram read(2) returned: `vh` its vnet header (nullptr on a plain
+  // device), `pkt` the datagram. Counts it, applies the header's checksum
+  // state as read_one describes, and returns its length.
+  long accept_read(const uint8_t* vh, std::span<uint8_t> pkt, bool* csum_valid);
+
  private:
   TunDevice(int fd, std::string name, uint32_t mtu, bool vnet)
       : fd_(fd), name_(std::move(name)), mtu_(mtu), vnet_(vnet) {}
@@ -170,9 +192,13 @@ class TunBatch {
 // The engine's transmit path onto the device. On a vnet device the packets
 // of one burst are coalesced (GsoCoalescer); the driver calls flush() when
 // the burst ends (after each batch of input, timers and app calls).
+// With a `ring` (TunUring, `--io-uring`) each packet is queued on the ring
+// instead of written at once, and flush() submits the burst in one system
+// call; a packet the ring has no room for is refused as a full device queue
+// would be (kDropped).
 class TunNetif final : public Netif {
  public:
-  explicit TunNetif(TunDevice& dev) : dev_(dev), gso_(&TunNetif::emit, this) {}
+  explicit TunNetif(TunDevice& dev, TunUring* ring = nullptr) : dev_(dev), ring_(ring), gso_(&TunNetif::emit, this) {}
   void transmit(std::span<const uint8_t> ip_packet) override { (void)try_transmit(ip_packet); }
   // kDropped when the device refused this packet for want of room (see
   // tun_write_verdict). On a vnet device a segment the coalescer holds for
@@ -187,11 +213,13 @@ class TunNetif final : public Netif {
   // would be the answer; not advertised yet: with TSO deferral on this path
   // interop_hystart_exit leaves its band (docs/conformance.md, notsent_lowat).
   bool gso() const override { return false; }
-  void flush() { gso_.flush(); }
+  void flush();
 
  private:
   static void emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt);
+  TunDevice::Xmit xmit(const VnetHdr& h, std::span<const uint8_t> pkt);
   TunDevice& dev_;
+  TunUring* ring_;
   GsoCoalescer gso_;
   const uint8_t* current_ = nullptr;  // the packet try_transmit is handing over
   XmitResult current_result_ = XmitResult::kSent;

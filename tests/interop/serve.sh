@@ -12,12 +12,14 @@
 # COMBO sets Linux's options in the namespace: default | nosack | nots |
 # nows | none (all three off). MB sets the size (default 10); XT the time
 # limit of one transfer in seconds (default 10 + MB/4, raised by the
-# sanitizer build's registration, where weir is 5-10x slower).
+# sanitizer build's registration, where weir is 5-10x slower). WEIR_ARGS:
+# more options for weir serve / weir fetch (e.g. "--io-uring --no-offload").
 set -u
 . "$(dirname "$0")/lib.sh"
 MODE=$1 COMBO=${2:-default}
 interop_init "$MODE-$COMBO"
 MB=${MB:-10}
+read -ra XARGS <<<"${WEIR_ARGS:-}"
 # Per-transfer time limit: 12 s for 10 MB, 35 s for 100 MB (measured: 100 MB
 # takes 3-8 s each way on the loaded 2-core VM).
 XT=${XT:-$((10 + MB / 4))}
@@ -38,7 +40,7 @@ CTL="$WORK/ctl.sock"
 
 serve() {  # serve APP [DIR]: weir in the namespace, configuring the kernel side itself
   bg weir "$WEIR" serve --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 --peer $K4/24 --peer $K6/64 \
-    --control "$CTL" --app "$@"
+    --control "$CTL" "${XARGS[@]}" --app "$@"
   WEIR_PID=$LAST_PID
   wait_for 10 test -S "$CTL" || fail "weir serve did not start"
 }
@@ -47,6 +49,12 @@ stop_weir() {  # SIGTERM: connections closed, counters printed, exit 0
   kill -TERM "$WEIR_PID"
   wait "$WEIR_PID" || fail "weir serve exited with $?"
   grep -q '^#kernel' "$WORK/weir.log" || fail "no counters printed on shutdown"
+  used_ring "$WORK/weir.log"
+}
+
+used_ring() {  # LOG: with --io-uring, the device's counters show the ring at work
+  case " ${WEIR_ARGS:-} " in *" --io-uring "*) ;; *) return 0 ;; esac
+  grep -Eq "io_uring [1-9][0-9]* submits" "$1" || { cat "$1"; fail "--io-uring: no ring submits in the counters"; }
 }
 
 case $MODE in
@@ -89,7 +97,8 @@ fetch|chunked)
   for url in "http://$K4:8081/blob" "http://[$K6]:8081/blob"; do
     rm -f "$WORK/got"
     timeout "$XT" "$WEIR" fetch --netns "$N" --tun wt --addr $W4/24 --addr $W6/64 -o "$WORK/got" --sha256 "$WANT" \
-      --timeout $((XT - 1)) "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+      --timeout $((XT - 1)) "${XARGS[@]}" "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+    used_ring "$WORK/fetch.log"
     [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
     grep -q "^$WANT" "$WORK/fetch.log" || fail "weir fetch did not print the sha256"
     echo "ok: weir fetch $url ($MB MB, $COMBO, $MODE)"

@@ -47,6 +47,8 @@ Register reg("fetch", [](CLI::App& app) -> std::function<int()> {
   app.add_option("--sysctl", a->setup.sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
   app.add_flag("--no-offload", [a](int64_t n) { a->setup.offload = n == 0; },
                "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
+  app.add_flag("--io-uring", a->setup.io_uring,
+               "TUN reads and writes through an io_uring: one system call per burst, not per packet");
   app.add_flag("-q,--quiet", a->quiet, "no progress bar, no counters");
   return [a] { return run_fetch(*a); };
 });

@@ -53,6 +53,8 @@ Register reg("serve", [](CLI::App& app) -> std::function<int()> {
   app.add_option("--sysctl", a->setup.sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
   app.add_flag("--no-offload", [a](int64_t n) { a->setup.offload = n == 0; },
                "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
+  app.add_flag("--io-uring", a->setup.io_uring,
+               "TUN reads and writes through an io_uring: one system call per burst, not per packet");
   app.add_option("--control", a->setup.driver.control_path, "control socket for `weir ss` (default /tmp/weir-TUN.sock)");
   app.add_flag("--no-control", a->no_control, "no control socket");
   app.add_option("--batch", a->setup.driver.batch, "packets read per wake-up");
