@@ -86,9 +86,12 @@ std::string StackDriver::render(const std::string& command, Time now) const {
                        "tx {} pkts {} bytes ({} super-packets of {} segments), {} dropped ({} refused: queue full), {} oversize\n",
                        dev_.name(), s.rx_packets, s.rx_bytes, s.rx_batches, s.rx_gso, s.rx_csum_fixed, s.rx_csum_valid,
                        s.tx_packets, s.tx_bytes, s.tx_gso, s.tx_gso_segs, s.tx_dropped, s.tx_refused, s.tx_oversize) +
-           (ring_ ? fmt::format("{}: io_uring {} submits, {} completions, {} refused for want of a slot, {} reads failed\n",
+           (ring_ ? fmt::format("{}: io_uring {} submits, {} completions, {} refused for want of a slot, {} reads failed, "
+                                "{}\n",
                                 dev_.name(), ring_->stats().submits, ring_->stats().reaped, ring_->stats().tx_no_slot,
-                                ring_->stats().rx_failed)
+                                ring_->stats().rx_failed,
+                                ring_->multishot() ? fmt::format("multishot read re-armed {} times", ring_->stats().rx_rearms)
+                                                   : std::string("one read per buffer"))
                   : std::string());
   }
   return "unknown command (ss, ss-brief, nstat, tun)\n";

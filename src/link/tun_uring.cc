@@ -2,6 +2,8 @@
 
 #include <liburing.h>
 
+#include <sys/mman.h>
+
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -11,7 +13,11 @@ namespace weir::link {
 namespace {
 
 // A completion's user_data: what it was (high half) and its slot.
-enum Kind : uint64_t { kRx = 1, kTx = 2, kCancel = 3 };
+enum Kind : uint64_t { kRx = 1, kTx = 2, kCancel = 3, kRxMulti = 4 };
+
+// IORING_OP_READ_MULTISHOT (Linux 6.7), newer than liburing 2.3's header.
+constexpr int kOpReadMultishot = 49;
+constexpr uint16_t kBufGroup = 0;
 uint64_t tag(Kind k, uint32_t slot) { return k << 32 | slot; }
 
 // Every buffer starts a packet kHead bytes in; a vnet header goes just
@@ -55,14 +61,71 @@ Expected<std::unique_ptr<TunUring>, std::string> TunUring::open(TunDevice& dev, 
   for (size_t i = cfg.tx_slots; i-- > 0;) u->tx_free_.push_back(static_cast<uint32_t>(i));
   u->ready_.reserve(cfg.rx_slots);
   u->batch_.reserve(cfg.rx_slots);
-  for (uint32_t i = 0; i < cfg.rx_slots; ++i) u->post_read(i);
+  if (cfg.multishot && u->setup_buf_ring()) {
+    u->arm_multishot();
+  } else {
+    for (uint32_t i = 0; i < cfg.rx_slots; ++i) u->post_read(i);
+  }
   return u;
+}
+
+// The provided-buffer ring (5.19) and a kernel that reads into it
+// multishot (probed: IORING_OP_READ_MULTISHOT); false leaves the
+// one-read-per-buffer mode.
+bool TunUring::setup_buf_ring() {
+  io_uring_probe* probe = io_uring_get_probe_ring(ring_.get());
+  const bool has = probe && io_uring_opcode_supported(probe, kOpReadMultishot);
+  if (probe) io_uring_free_probe(probe);
+  if (!has) return false;
+  const auto entries = static_cast<unsigned>(std::bit_ceil(cfg_.rx_slots));
+  void* mem = ::mmap(nullptr, entries * sizeof(io_uring_buf), PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (mem == MAP_FAILED) return false;
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uintptr_t>(mem);
+  reg.ring_entries = entries;
+  reg.bgid = kBufGroup;
+  if (io_uring_register_buf_ring(ring_.get(), &reg, 0) < 0) {
+    ::munmap(mem, entries * sizeof(io_uring_buf));
+    return false;
+  }
+  br_ = static_cast<io_uring_buf_ring*>(mem);
+  io_uring_buf_ring_init(br_);
+  for (uint32_t i = 0; i < cfg_.rx_slots; ++i) give_back(i);
+  return true;
+}
+
+void TunUring::arm_multishot() {
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
+  if (!sqe) return;  // cannot happen: the ring has room for every slot
+  // No address or length: each read takes the next buffer of the group.
+  io_uring_prep_rw(kOpReadMultishot, sqe, dev_.fd(), nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = kBufGroup;
+  io_uring_sqe_set_data64(sqe, tag(kRxMulti, 0));
+  armed_ = true;
+  ++in_flight_;
+}
+
+// A buffer goes back to the kernel: into the provided-buffer ring (no
+// system call), or with a read of its own.
+void TunUring::give_back(uint32_t slot) {
+  if (!br_) {
+    post_read(slot);
+    return;
+  }
+  const size_t hl = dev_.header_len();
+  const int mask = io_uring_buf_ring_mask(static_cast<uint32_t>(std::bit_ceil(cfg_.rx_slots)));
+  io_uring_buf_ring_add(br_, rx_buf(slot) + kHead - hl, static_cast<unsigned>(hl + kRxCap), static_cast<uint16_t>(slot),
+                        mask, 0);
+  io_uring_buf_ring_advance(br_, 1);
+  ++rx_posted_;
 }
 
 TunUring::~TunUring() {
   if (!ring_) return;
   cancel_all();
   io_uring_queue_exit(ring_.get());
+  if (br_) ::munmap(br_, std::bit_ceil(cfg_.rx_slots) * sizeof(io_uring_buf));
 }
 
 int TunUring::fd() const { return ring_->ring_fd; }
@@ -152,6 +215,7 @@ void TunUring::reap() {
     switch (cqe->user_data >> 32) {
       case kRx: complete_rx(slot, cqe->res); break;
       case kTx: complete_tx(slot, cqe->res); break;
+      case kRxMulti: complete_multishot(cqe->flags, cqe->res); break;
       default: break;  // the teardown's cancel
     }
   }
@@ -175,6 +239,21 @@ void TunUring::complete_rx(uint32_t slot, int res) {
   ++st_.rx_failed;
 }
 
+// One read of the multishot: a buffer filled (F_BUFFER names it), and
+// F_MORE while the read stays armed. It ends with ENOBUFS when every
+// buffer is out (read() and release() re-arm it once some are back), or
+// with an error as a single read would.
+void TunUring::complete_multishot(uint32_t flags, int res) {
+  if (!(flags & IORING_CQE_F_MORE)) armed_ = false, --in_flight_;
+  if (flags & IORING_CQE_F_BUFFER) {
+    const auto slot = static_cast<uint32_t>(flags >> IORING_CQE_BUFFER_SHIFT);
+    --rx_posted_;
+    if (res >= 0) ready_.push_back({slot, static_cast<uint32_t>(res), false});
+    else give_back(slot);
+  }
+  if (res < 0 && res != -ENOBUFS && res != -EAGAIN && res != -EINTR) ++st_.rx_failed, rx_retire_ = true;
+}
+
 void TunUring::complete_tx(uint32_t slot, int res) {
   --in_flight_;
   const size_t hl = dev_.header_len();
@@ -195,7 +274,7 @@ size_t TunUring::read() {
   const size_t hl = dev_.header_len();
   for (const Done& d : ready_) {
     if (d.len < hl) {  // a runt: cannot happen (read_one skips it too)
-      post_read(d.slot);
+      give_back(d.slot);
       continue;
     }
     uint8_t* pkt = rx_buf(d.slot) + kHead;
@@ -211,8 +290,14 @@ size_t TunUring::read() {
 std::span<const uint8_t> TunUring::packet(size_t i) const { return {rx_buf(batch_[i].slot) + kHead, batch_[i].len}; }
 
 void TunUring::release() {
-  for (const Done& d : batch_) post_read(d.slot);
+  for (const Done& d : batch_) give_back(d.slot);
   batch_.clear();
+  // Re-armed once buffers are back (it ended for want of them), unless an
+  // error ended it: then the device is gone, and re-arming would spin.
+  if (br_ && !armed_ && !rx_retire_ && rx_posted_ > 0) {
+    arm_multishot();
+    ++st_.rx_rearms;
+  }
 }
 
 }  // namespace weir::link

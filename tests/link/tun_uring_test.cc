@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "link/tun.h"
@@ -58,8 +60,8 @@ struct Pair {
   }
 };
 
-std::unique_ptr<TunUring> ring_on(TunDevice& dev, size_t rx, size_t tx) {
-  auto r = TunUring::open(dev, {.rx_slots = rx, .tx_slots = tx});
+std::unique_ptr<TunUring> ring_on(TunDevice& dev, size_t rx, size_t tx, bool multishot = true) {
+  auto r = TunUring::open(dev, {.rx_slots = rx, .tx_slots = tx, .multishot = multishot});
   EXPECT_TRUE(r) << (r ? "" : r.error());
   return r ? std::move(*r) : nullptr;
 }
@@ -182,12 +184,26 @@ TEST(TunUringTx, VnetSuperPacketIsOneWriteCountedAtCompletion) {
   EXPECT_EQ(p.dev.stats().tx_packets, 1u);
 }
 
-class TunUringRx : public ::testing::TestWithParam<bool> {};
+// Receive, both ways: a multishot read into a provided-buffer ring
+// (Linux 6.7+), and one read posted per buffer.
+class TunUringRx : public ::testing::TestWithParam<bool> {
+ protected:
+  std::unique_ptr<TunUring> make_ring(TunDevice& dev, size_t rx, size_t tx) {
+    auto r = ring_on(dev, rx, tx, GetParam());
+    if (r && GetParam() && !r->multishot()) return nullptr;
+    return r;
+  }
+};
+#define RING_OR_SKIP(var, dev, rx, tx) \
+  auto var = make_ring(dev, rx, tx);   \
+  if (!var) GTEST_SKIP() << "no IORING_OP_READ_MULTISHOT in this kernel"
+
+class TunUringRxVnet : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 // The same frames through TunBatch (read(2) on the device) and through the
 // ring: the same datagrams, checksum verdicts and counters.
-TEST_P(TunUringRx, ReadsGiveWhatTunBatchGives) {
-  const bool vnet = GetParam();
+TEST_P(TunUringRxVnet, ReadsGiveWhatTunBatchGives) {
+  const auto [vnet, multishot] = GetParam();
   std::vector<Bytes> frames;
   Bytes pkt = segment(1, 300);
   if (vnet) {
@@ -209,7 +225,7 @@ TEST_P(TunUringRx, ReadsGiveWhatTunBatchGives) {
   for (const auto& f : frames) a.send(f), b.send(f);
   TunBatch batch(8);
   ASSERT_EQ(batch.read(a.dev), frames.size());
-  auto ring = ring_on(b.dev, 8, 2);
+  auto ring = ring_on(b.dev, 8, 2, multishot);
   ring->flush();  // the reads go in and find the frames waiting
   ASSERT_EQ(ring->read(), frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
@@ -230,14 +246,17 @@ TEST_P(TunUringRx, ReadsGiveWhatTunBatchGives) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PlainVnet, TunUringRx, ::testing::Values(false, true),
-                         [](const auto& i) { return i.param ? "vnet" : "plain"; });
+INSTANTIATE_TEST_SUITE_P(PlainVnet, TunUringRxVnet, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto& i) {
+                           return std::string(std::get<0>(i.param) ? "vnet" : "plain") +
+                                  (std::get<1>(i.param) ? "_multishot" : "_single");
+                         });
 
 // Reads posted before anything arrives complete as the packets come; the
 // batch's buffers go back to the kernel on release().
-TEST(TunUringRx, PostedReadsCompleteAsPacketsArriveAndAreReposted) {
+TEST_P(TunUringRx, PostedReadsCompleteAsPacketsArriveAndAreReposted) {
   Pair p = Pair::make(false);
-  auto ring = ring_on(p.dev, 4, 2);
+  RING_OR_SKIP(ring, p.dev, 4, 2);
   ring->flush();
   EXPECT_EQ(ring->read(), 0u);
   EXPECT_EQ(ring->rx_posted(), 4u);
@@ -255,9 +274,9 @@ TEST(TunUringRx, PostedReadsCompleteAsPacketsArriveAndAreReposted) {
 
 // More packets than posted reads: at most rx_slots per batch, the rest
 // wait in the socket (the device's queue) for the re-posted reads.
-TEST(TunUringRx, NoMoreThanTheSlotsAreInFlightOrHandedOut) {
+TEST_P(TunUringRx, NoMoreThanTheSlotsAreInFlightOrHandedOut) {
   Pair p = Pair::make(false);
-  auto ring = ring_on(p.dev, 3, 2);
+  RING_OR_SKIP(ring, p.dev, 3, 2);
   for (uint8_t i = 0; i < 7; ++i) p.send(numbered(i));
   ring->flush();
   std::vector<Bytes> got;
@@ -271,13 +290,18 @@ TEST(TunUringRx, NoMoreThanTheSlotsAreInFlightOrHandedOut) {
   }
   ASSERT_EQ(got.size(), 7u);
   for (uint8_t i = 0; i < 7; ++i) EXPECT_EQ(got[i], numbered(i));
+  // The multishot read ended when the three buffers were out, and was
+  // armed again when they came back.
+  if (GetParam()) {
+    EXPECT_GE(ring->stats().rx_rearms, 2u);
+  }
 }
 
 // A completed read a flush reaped (while transmitting) is kept, not lost,
 // and rx_pending() tells the driver to come back for it.
-TEST(TunUringRx, ReadsReapedByAFlushWaitForTheNextRead) {
+TEST_P(TunUringRx, ReadsReapedByAFlushWaitForTheNextRead) {
   Pair p = Pair::make(false);
-  auto ring = ring_on(p.dev, 2, 2);
+  RING_OR_SKIP(ring, p.dev, 2, 2);
   ring->flush();
   p.send(numbered(7));
   ASSERT_EQ(ring->queue(VnetHdr{}, numbered(8)), TunDevice::Xmit::kSent);
@@ -287,6 +311,9 @@ TEST(TunUringRx, ReadsReapedByAFlushWaitForTheNextRead) {
   EXPECT_FALSE(ring->rx_pending());
   EXPECT_EQ(Bytes(ring->packet(0).begin(), ring->packet(0).end()), numbered(7));
 }
+
+INSTANTIATE_TEST_SUITE_P(Reads, TunUringRx, ::testing::Bool(),
+                         [](const auto& i) { return i.param ? "multishot" : "single"; });
 
 // Teardown with writes waiting for room and reads posted: cancelled, and
 // the ring goes away without waiting for the peer.
