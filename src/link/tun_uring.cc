@@ -201,8 +201,16 @@ void TunUring::submit() {
 }
 
 void TunUring::flush() {
-  submit();
-  reap();
+  // A completion can queue an entry (the multishot read armed again):
+  // submit that too, or the device would go unread until the next event,
+  // which for a receiver with no timer pending never comes. Bounded: a
+  // read that keeps ending leaves its packets in read()'s queue, and the
+  // driver comes back for them (rx_pending).
+  for (int round = 0; round < 4; ++round) {
+    submit();
+    reap();
+    if (io_uring_sq_ready(ring_.get()) == 0) return;
+  }
 }
 
 void TunUring::reap() {
@@ -241,8 +249,8 @@ void TunUring::complete_rx(uint32_t slot, int res) {
 
 // One read of the multishot: a buffer filled (F_BUFFER names it), and
 // F_MORE while the read stays armed. It ends with ENOBUFS when every
-// buffer is out (read() and release() re-arm it once some are back), or
-// with an error as a single read would.
+// buffer is out (armed again as soon as one is back), or with an error as
+// a single read would.
 void TunUring::complete_multishot(uint32_t flags, int res) {
   if (!(flags & IORING_CQE_F_MORE)) armed_ = false, --in_flight_;
   if (flags & IORING_CQE_F_BUFFER) {
@@ -252,6 +260,12 @@ void TunUring::complete_multishot(uint32_t flags, int res) {
     else give_back(slot);
   }
   if (res < 0 && res != -ENOBUFS && res != -EAGAIN && res != -EINTR) ++st_.rx_failed, rx_retire_ = true;
+  // Ended with buffers to read into (given back since it ran out): armed
+  // again now, whoever reaped this, rather than at the next release().
+  if (!armed_ && !rx_retire_ && rx_posted_ > 0) {
+    arm_multishot();
+    ++st_.rx_rearms;
+  }
 }
 
 void TunUring::complete_tx(uint32_t slot, int res) {

@@ -312,6 +312,24 @@ TEST_P(TunUringRx, ReadsReapedByAFlushWaitForTheNextRead) {
   EXPECT_EQ(Bytes(ring->packet(0).begin(), ring->packet(0).end()), numbered(7));
 }
 
+// Every buffer out (the engine holds the batch) when a packet arrives: the
+// multishot read ends (ENOBUFS). Once the buffers are back it must be
+// armed and submitted by the next flush, whoever reaps its end; else the
+// packet waits until some later event, which an idle receiver never has.
+TEST_P(TunUringRx, AReadThatRanOutOfBuffersResumesAtTheNextFlush) {
+  Pair p = Pair::make(false);
+  RING_OR_SKIP(ring, p.dev, 2, 2);
+  ring->flush();
+  p.send(numbered(1));
+  p.send(numbered(2));
+  ASSERT_EQ(ring->read(), 2u);  // both buffers with the engine
+  p.send(numbered(3));          // nothing to read it into
+  ring->release();
+  ring->flush();
+  ASSERT_EQ(ring->read(), 1u) << "read after one flush, with no further event";
+  EXPECT_EQ(Bytes(ring->packet(0).begin(), ring->packet(0).end()), numbered(3));
+}
+
 INSTANTIATE_TEST_SUITE_P(Reads, TunUringRx, ::testing::Bool(),
                          [](const auto& i) { return i.param ? "multishot" : "single"; });
 
