@@ -399,8 +399,10 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
     rcv_.on_data_sent(now);
     // Linux tcp_minshall_update runs in tcp_write_xmit only: a retransmitted
     // small segment (e.g. SYN data resent by tcp_rcv_fastopen_synack) does
-    // not make Nagle hold the next partial segment.
-    if (!retransmit && len < current_mss()) snd_sml_ = end;
+    // not make Nagle hold the next partial segment. "Small" is against
+    // mss_now (tcp_current_mss), which exceeds mss_cache_ only when options
+    // shrank since the sync: tested first, a full segment being the rule.
+    if (!retransmit && (len < mss_cache_ || mss_opts_ > tcp_options_size()) && len < current_mss()) snd_sml_ = end;
   } else if (retransmit) {
     c.inc(Counter::TcpRetransSegs);
     ++total_retrans_;
