@@ -82,7 +82,7 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
         if (Socket* ls = find_listener(t.local)) {
           if (md5_drop(*ls, p)) return;
           counters_.inc(Counter::TcpExtTWRecycled);
-          reap(s->id);
+          kill_time_wait(now, *s);
           input_listener(now, *ls, t, seg);
           return;
         }

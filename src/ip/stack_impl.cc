@@ -431,7 +431,7 @@ Expected<FourTuple, Errc> StackImpl::connect_tuple(Time now, Socket& sock, const
     tcp::SockOpts o = s->conn->opts();
     s->conn = std::make_unique<tcp::Connection>(*this, s->id, o);
   }
-  if (tw != kNoSocket) recycle_time_wait(tw, *s);
+  if (tw != kNoSocket) recycle_time_wait(now, tw, *s);
   demux_set(t, s->id);
   s->in_demux = true;
   return t;
@@ -613,7 +613,10 @@ Expected<Endpoint, Errc> StackImpl::local_endpoint(SocketId id) const {
 Expected<Endpoint, Errc> StackImpl::remote_endpoint(SocketId id) const {
   const Socket* s = app_socket(id);
   if (!s) return Unexpected(Errc::kBadf);
-  if (s->listener || !s->in_demux || s->conn->state() == tcp::State::kSynSent)
+  // Linux inet_getname(peer): TCP_CLOSE or TCP_SYN_SENT -ENOTCONN; a socket
+  // whose connection is in TIME-WAIT is CLOSED (tcp_time_wait -> tcp_done).
+  const tcp::State st = s->conn ? s->conn->state() : tcp::State::kClosed;
+  if (s->listener || !s->in_demux || st == tcp::State::kSynSent || st == tcp::State::kTimeWait)
     return Unexpected(Errc::kNotConn);
   return s->conn->tuple().remote;
 }

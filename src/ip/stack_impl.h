@@ -166,7 +166,8 @@ class StackImpl final : public tcp::TcpEnv {
   Expected<FourTuple, Errc> connect_tuple(Time now, Socket& s, const Endpoint& remote);
   // TIME-WAIT reuse by connect() (tw_reuse.cc, Linux tcp_twsk_unique).
   bool tw_recyclable(const Socket& tw, bool port_was_bound, Time now) const;
-  void recycle_time_wait(SocketId tw, Socket& s);
+  void recycle_time_wait(Time now, SocketId tw, Socket& s);
+  void kill_time_wait(Time now, Socket& tw);  // Linux inet_twsk_deschedule_put
   bool port_bind_locked(const Endpoint& ep) const;
   bool fastopen_queue_ok(Time now, Socket& ls);
   void send_cookie_synack(Time now, Socket& ls, const FourTuple& t, const tcp::InSegment& syn);

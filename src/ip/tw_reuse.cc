@@ -22,10 +22,11 @@ bool loopback(const IpAddr& a) {
 // NULL) takes the tuple at once; the ephemeral search does so only with
 // tcp_tw_reuse (1, or 2 for loopback) and once tcp_tw_reuse_delay ms have
 // passed since TIME-WAIT began ("time_after32(tcp_clock_ms(),
-// reuse_thresh)": strictly after). weir's TIME-WAIT is the connection
-// itself; one the application still holds is not taken from it.
+// reuse_thresh)": strictly after). The timewait sock is taken whoever
+// still holds the socket it came from: to them that socket is CLOSED
+// already (tcp_time_wait -> tcp_done; Connection::end_time_wait).
 bool StackImpl::tw_recyclable(const Socket& tw, bool port_was_bound, Time now) const {
-  if (tw.app_open || !tw.conn || tw.conn->state() != tcp::State::kTimeWait) return false;
+  if (!tw.conn || tw.conn->state() != tcp::State::kTimeWait) return false;
   if (!tw.conn->ts_ok()) return false;
   if (port_was_bound) return true;
   int reuse = cfg_.tcp_tw_reuse;
@@ -38,12 +39,25 @@ bool StackImpl::tw_recyclable(const Socket& tw, bool port_was_bound, Time now) c
 // __inet_check_established: the new socket inherits the sequence space and
 // TS.Recent, the TIME-WAIT one goes (inet_twsk_deschedule_put), counted as
 // LINUX_MIB_TIMEWAITRECYCLED.
-void StackImpl::recycle_time_wait(SocketId tw, Socket& s) {
+void StackImpl::recycle_time_wait(Time now, SocketId tw, Socket& s) {
   Socket* o = find(tw);
   if (!o || !o->conn) return;
   s.conn->seed_from_time_wait(o->conn->time_wait_seed());
   counters_.inc(Counter::TcpExtTWRecycled);
-  reap(tw);
+  kill_time_wait(now, *o);
+}
+
+// The timewait sock goes before its time (a connect() or a new SYN takes
+// the tuple). An orphan's socket goes with it; a socket the application or
+// a listener's accept queue still holds stays, CLOSED, without the tuple
+// and (unless bind() named it) the port.
+void StackImpl::kill_time_wait(Time now, Socket& tw) {
+  if (tw.conn->orphan()) {
+    reap(tw.id);
+    return;
+  }
+  tw.conn->end_time_wait(now);
+  after_call(tw);
 }
 
 }  // namespace weir

@@ -468,7 +468,8 @@ void Connection::queue_fin(Time now) {
 Errc Connection::shutdown(Time now, int how) {
   if (how < SHUT_RD || how > SHUT_RDWR) return Errc::kInval;
   Errc ret = Errc::kOk;
-  if (state_ == State::kClosed || state_ == State::kListen) ret = Errc::kNotConn;
+  // Linux inet_shutdown: TCP_CLOSE (which TIME-WAIT is to a holder) -ENOTCONN.
+  if (state_ == State::kClosed || state_ == State::kListen || state_ == State::kTimeWait) ret = Errc::kNotConn;
   if (how == SHUT_RD || how == SHUT_RDWR) rd_shut_ = true;
   if (state_ == State::kSynSent) {  // Linux inet_shutdown: disconnect
     abort(now, Errc::kOk);
@@ -485,6 +486,10 @@ Errc Connection::shutdown(Time now, int how) {
 void Connection::close(Time now) {
   orphan_ = true;
   rd_shut_ = true;
+  // Linux __tcp_close on a socket tcp_time_wait already CLOSED: "goto
+  // adjudge_to_death", nothing sent, unread data dropped without a reset
+  // or TCPAbortOnClose, SO_LINGER not consulted; the timewait sock lives on.
+  if (state_ == State::kTimeWait) return;
   Counters& c = env_.counters();
   if (state_ == State::kClosed || state_ == State::kListen) {
     set_state(now, State::kClosed);

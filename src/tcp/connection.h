@@ -267,6 +267,15 @@ class Connection {
   };
   // When TIME-WAIT began (Linux tw_entry_stamp), or never outside it.
   Time time_wait_entry() const { return state_ == State::kTimeWait ? tw_entry_ : Time::never(); }
+  // Linux enters TIME-WAIT as tcp_time_wait + tcp_done: a timewait sock
+  // takes the tuple and the full socket is CLOSED. weir keeps one
+  // connection for both: in TIME-WAIT it answers for the tuple as the
+  // timewait sock, while whoever still holds the socket (the application,
+  // or a listener's accept queue) sees CLOSE (tcpi_state 7, both
+  // directions shut, shutdown() and getpeername() ENOTCONN, close() sends
+  // nothing). end_time_wait: the timewait sock goes (its timer ran out, an
+  // RST ended it, or a new connection took the tuple over).
+  void end_time_wait(Time now);
   TimeWaitSeed time_wait_seed() const;
   // The next active open starts from `seed` instead of a fresh ISN.
   void seed_from_time_wait(const TimeWaitSeed& seed) { tw_seed_ = seed; }

@@ -8,7 +8,9 @@ namespace weir::tcp {
 
 TcpInfo Connection::info(Time now) const {
   TcpInfo i;
-  i.tcpi_state = linux_state(state_);
+  // TIME-WAIT is the timewait sock's; the socket itself is CLOSED
+  // (tcp_time_wait -> tcp_done), which is what its holder reads.
+  i.tcpi_state = linux_state(state_ == State::kTimeWait ? State::kClosed : state_);
   i.tcpi_ca_state = static_cast<uint8_t>(ca_state_);
   i.tcpi_retransmits = static_cast<uint8_t>(std::min(retransmits_, 255));
   i.tcpi_probes = probes_out_;

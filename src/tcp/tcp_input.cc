@@ -15,13 +15,19 @@ constexpr int32_t kPawsWindow = 1;  // Linux TCP_PAWS_WINDOW: tolerate one tick 
 }  // namespace
 
 void Connection::input(Time now, const InSegment& seg) {
+  if (state_ == State::kTimeWait) {
+    // Linux tcp_v4_rcv do_time_wait: the timewait sock answers; the full
+    // socket's tcpi_segs_in and receive stamps are left as they were.
+    input_time_wait(now, seg);
+    events_ |= conn_event::kReadiness;
+    return;
+  }
   ++segs_in_;
   last_rcv_ = now;
   switch (state_) {
     case State::kClosed:
     case State::kListen: send_reset_for(now, seg); break;
     case State::kSynSent: input_syn_sent(now, seg); break;
-    case State::kTimeWait: input_time_wait(now, seg); break;
     default: input_synchronized(now, seg); break;
   }
   events_ |= conn_event::kReadiness;
@@ -293,7 +299,7 @@ void Connection::input_time_wait(Time now, const InSegment& seg) {
   if (!paws && seg.h.seq == rcv_.rcv_nxt() && (seg.len() == 0 || seg.h.has(RST))) {
     if (seg.h.has(RST)) {
       // RFC 1337 leaves it open; Linux (tcp_rfc1337 = 0) lets the RST end TIME-WAIT.
-      done(now, Errc::kOk);
+      end_time_wait(now);
       return;
     }
     timers_.arm(TimerKind::kTimeWait, now + tw);

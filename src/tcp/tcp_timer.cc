@@ -22,8 +22,8 @@ void Connection::on_timers(Time now) {
       case TimerKind::kDelAck: on_delack(now); break;
       case TimerKind::kKeepalive: on_keepalive(now); break;
       case TimerKind::kTimeWait:
-        env_.counters().inc(Counter::TcpExtTW);
-        done(now, Errc::kOk);
+        env_.counters().inc(Counter::TcpExtTW);  // Linux tw_timer_handler: LINUX_MIB_TIMEWAITED
+        end_time_wait(now);
         break;
       case TimerKind::kCount: break;
     }
@@ -559,11 +559,25 @@ void Connection::on_keepalive(Time now) {
 
 void Connection::enter_time_wait(Time now) {
   set_state(now, State::kTimeWait);
+  // tcp_time_wait -> tcp_done: "sk->sk_shutdown = SHUTDOWN_MASK". To a
+  // holder the socket is CLOSED from here on: reads return what is left,
+  // then 0; writes fail with EPIPE; poll reports IN, RDHUP, HUP and OUT.
+  rd_shut_ = true;
+  wr_shut_ = true;
   timers_.cancel_all();
   sndq_.clear();
   // RFC 9293 §3.10.8: 2 MSL; Linux's TCP_TIMEWAIT_LEN is a fixed 60 s
   // (tcp_fin_timeout sets FIN-WAIT-2's lifetime, not TIME-WAIT's).
   timers_.arm(TimerKind::kTimeWait, now + kTimeWaitLen);
+}
+
+// Linux inet_twsk_kill. An orphan goes with its timewait sock; a socket
+// still held was CLOSED to its holder when TIME-WAIT began (tcp_done) and
+// keeps what it has (unread data, its error queue); only the tuple and the
+// port go (conn_event::kClosed).
+void Connection::end_time_wait(Time now) {
+  if (orphan_) done(now, Errc::kOk);
+  else set_state(now, State::kClosed);
 }
 
 }  // namespace weir::tcp

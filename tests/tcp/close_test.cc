@@ -26,11 +26,15 @@ TEST(Close, ActiveCloseWalksFinWait1FinWait2TimeWaitClosed) {
   t.inject(FIN | ACK, 1, 2);
   Tx ack = t.expect_tx();
   EXPECT_EQ(t.rel_ack(ack), 2u);
-  EXPECT_EQ(state(t, s), 6);  // TIME-WAIT
+  // TIME-WAIT belongs to the timewait entry; the socket the application
+  // holds is CLOSED (Linux tcp_time_wait -> tcp_done).
+  EXPECT_EQ(state(t, s), 7);
+  EXPECT_TRUE(time_wait_row(t));  // the tuple is held
   t.advance(Duration::s(59));
-  EXPECT_EQ(state(t, s), 6);
+  EXPECT_TRUE(time_wait_row(t));
   t.advance(Duration::s(1));
-  EXPECT_EQ(state(t, s), 7);  // CLOSED after 60 s (Linux TCP_TIMEWAIT_LEN)
+  EXPECT_FALSE(time_wait_row(t));  // gone after 60 s (Linux TCP_TIMEWAIT_LEN)
+  EXPECT_EQ(state(t, s), 7);
   EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTW), 1u);
 }
 
@@ -68,7 +72,8 @@ TEST(Close, SimultaneousCloseGoesThroughClosing) {
   EXPECT_EQ(t.rel_ack(ack), 2u);
   EXPECT_EQ(state(t, s), 11);  // CLOSING
   t.inject(ACK, 2, 2);
-  EXPECT_EQ(state(t, s), 6);  // TIME-WAIT
+  EXPECT_EQ(state(t, s), 7);  // TIME-WAIT's timewait entry; the socket is CLOSED
+  EXPECT_TRUE(time_wait_row(t));
 }
 
 TEST(Close, FinRetransmittedUntilAcked) {
@@ -90,14 +95,15 @@ TEST(Close, TimeWaitAcksRetransmittedFinAndRestartsTimer) {
   t.expect_tx();
   t.inject(FIN | ACK, 1, 2);
   t.expect_tx();
-  ASSERT_EQ(state(t, s), 6);
+  ASSERT_TRUE(time_wait_row(t));
   t.advance(Duration::s(30));
   t.inject(FIN | ACK, 1, 2);  // our ACK was lost; the peer retransmits its FIN
   Tx ack = t.expect_tx();
   EXPECT_EQ(t.rel_ack(ack), 2u);
   t.advance(Duration::s(59));
-  EXPECT_EQ(state(t, s), 6);  // 2MSL restarted
+  EXPECT_TRUE(time_wait_row(t));  // 2MSL restarted
   t.advance(Duration::s(1));
+  EXPECT_FALSE(time_wait_row(t));
   EXPECT_EQ(state(t, s), 7);
 }
 

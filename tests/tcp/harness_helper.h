@@ -143,4 +143,10 @@ inline void write(Harness& t, SocketId s, size_t n) {
   ASSERT_EQ(*t.stack().send(t.now(), s, d), n);
 }
 
+// Whether /proc/net/tcp lists a TIME-WAIT entry (Linux get_timewait4_sock:
+// state 06, timer 3): the tuple is still held.
+inline bool time_wait_row(Harness& t) {
+  return t.stack().proc_net_tcp(false).find(" 06 00000000:00000000 03:") != std::string::npos;
+}
+
 }  // namespace weir::test
