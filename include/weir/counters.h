@@ -14,7 +14,7 @@ namespace weir {
   X(TcpOutRsts) X(TcpInCsumErrors)                                            \
   X(TcpExtSyncookiesSent) X(TcpExtSyncookiesRecv) X(TcpExtSyncookiesFailed)   \
   X(TcpExtEmbryonicRsts) X(TcpExtPAWSActive) X(TcpExtPAWSEstab)               \
-  X(TcpExtTW) X(TcpExtTWRecycled) X(TcpExtDelayedACKs) X(TcpExtDelayedACKLocked) \
+  X(TcpExtTW) X(TcpExtTWRecycled) X(TcpExtTWKilled) X(TcpExtDelayedACKs) X(TcpExtDelayedACKLocked) \
   X(TcpExtDelayedACKLost) X(TcpExtListenOverflows) X(TcpExtListenDrops)       \
   X(TcpExtTCPHPHits) X(TcpExtTCPPureAcks) X(TcpExtTCPHPAcks)                  \
   X(TcpExtTCPRenoRecovery) X(TcpExtTCPSackRecovery) X(TcpExtTCPSACKReneging)  \

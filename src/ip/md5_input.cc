@@ -10,10 +10,10 @@ namespace weir {
 // The keys a segment for `s` is checked against. A child still in
 // SYN-RECEIVED stands for Linux's request sock, which is checked against its
 // listener's keys (tcp_v4_rcv, TCP_NEW_SYN_RECV: tcp_inbound_hash(sk, req)).
-// TIME-WAIT is not checked (tcp_v4_rcv's do_time_wait skips the hash).
+// A timewait sock is not checked (tcp_v4_rcv's do_time_wait skips the hash).
 bool StackImpl::md5_drop(const Socket& s, const wire::TcpPacket& p) {
   const tcp::md5::KeyList* keys = &s.conn->md5_keys();
-  if (s.conn->state() == tcp::State::kTimeWait) return false;
+  if (s.conn->timewait_sock()) return false;
   if (s.listener_parent && s.conn->state() == tcp::State::kSynReceived && !s.conn->fastopen_pending()) {
     if (const Socket* ls = find(s.listener_parent); ls && ls->conn) keys = &ls->conn->md5_keys();
   }

@@ -65,7 +65,8 @@ std::string StackImpl::proc_net_tcp(bool v6) const {
 
 // One socket's line: get_tcp4_sock for full sockets, get_openreq4 for a
 // child still in SYN-RECEIVED (Linux's request sock), get_timewait4_sock
-// for TIME-WAIT. The kernel pointer (%pK) prints as zeros, as it does for
+// for a timewait sock (TIME-WAIT, or an orphan's FIN-WAIT-2 timewait stage:
+// its tw_substate, 06 or 05). The kernel pointer (%pK) prints as zeros, as it does for
 // a reader without CAP_SYSLOG; uid is 0 (root runs the stack).
 std::string StackImpl::proc_row(const Socket& s, int sl, bool v6) const {
   const tcp::Connection& c = *s.conn;
@@ -75,8 +76,9 @@ std::string StackImpl::proc_row(const Socket& s, int sl, bool v6) const {
   const tcp::Connection::ProcTimer t = c.proc_timer();
   const uint64_t when = t.active ? clock_ticks(t.expires - last_now_) : 0;
   constexpr const char* kPtr = "0000000000000000";
-  if (c.state() == tcp::State::kTimeWait)
-    return line(fmt::format("{} 06 00000000:00000000 03:{:08X} 00000000     0        0 0 3 {}", addrs,
+  if (c.timewait_sock())
+    return line(fmt::format("{} {:02X} 00000000:00000000 03:{:08X} 00000000     0        0 0 3 {}", addrs,
+                            tcp::linux_state(c.state()),
                             c.next_deadline().is_never() ? 0 : clock_ticks(c.next_deadline() - last_now_), kPtr), v6);
   const bool request = !s.app_open && s.listener_parent && c.state() == tcp::State::kSynReceived &&
                        !c.fastopen_pending();

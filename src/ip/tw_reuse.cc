@@ -26,7 +26,9 @@ bool loopback(const IpAddr& a) {
 // still holds the socket it came from: to them that socket is CLOSED
 // already (tcp_time_wait -> tcp_done; Connection::end_time_wait).
 bool StackImpl::tw_recyclable(const Socket& tw, bool port_was_bound, Time now) const {
-  if (!tw.conn || tw.conn->state() != tcp::State::kTimeWait) return false;
+  // Any timewait sock, a FIN-WAIT-2 one too (__inet_check_established
+  // looks at sk_state == TCP_TIME_WAIT, which every tw_substate has).
+  if (!tw.conn || !tw.conn->timewait_sock()) return false;
   if (!tw.conn->ts_ok()) return false;
   if (port_was_bound) return true;
   int reuse = cfg_.tcp_tw_reuse;

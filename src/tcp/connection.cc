@@ -126,7 +126,6 @@ void Connection::set_state(Time now, State s) {
   if (was_est && !is_est) c.dec(Counter::TcpCurrEstab);
   if (!was_est && is_est) c.inc(Counter::TcpCurrEstab);
   state_ = s;
-  if (s == State::kTimeWait) tw_entry_ = now;
   events_ |= conn_event::kReadiness;
   if (s == State::kClosed) {
     timers_.cancel_all();

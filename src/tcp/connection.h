@@ -265,8 +265,14 @@ class Connection {
     uint32_t ts_recent = 0;
     Time ts_recent_stamp;
   };
-  // When TIME-WAIT began (Linux tw_entry_stamp), or never outside it.
-  Time time_wait_entry() const { return state_ == State::kTimeWait ? tw_entry_ : Time::never(); }
+  // Linux's inet_timewait_sock holds this tuple: TIME-WAIT, or an orphan's
+  // FIN-WAIT-2 in its timewait stage (tcp_time_wait(sk, TCP_FIN_WAIT2,
+  // tmo): tw_substate FIN_WAIT2, kept by the full connection here).
+  bool timewait_sock() const { return state_ == State::kTimeWait || fin_wait2_timewait(); }
+  bool fin_wait2_timewait() const { return fw2_timewait_ && state_ == State::kFinWait2; }
+  // When the timewait sock began (Linux tw_entry_stamp, which its FIN-WAIT-2
+  // to TIME-WAIT step keeps), or never outside it.
+  Time time_wait_entry() const { return timewait_sock() ? tw_entry_ : Time::never(); }
   // Linux enters TIME-WAIT as tcp_time_wait + tcp_done: a timewait sock
   // takes the tuple and the full socket is CLOSED. weir keeps one
   // connection for both: in TIME-WAIT it answers for the tuple as the
@@ -389,6 +395,7 @@ class Connection {
   void update_ts_recent(Time now, const InSegment& seg);
   void data_snd_check(Time now);  // tcp_data_snd_check (send_space.cc)
   void input_time_wait(Time now, const InSegment& seg);
+  void input_fin_wait2_timewait(Time now, const InSegment& seg);
   void send_challenge_ack(Time now, bool syn);
   // --- tcp_request.cc (Linux tcp_check_req: a passive open before its ACK)
   // A listener's child still in SYN-RECEIVED (Linux's request sock), or a
@@ -528,6 +535,7 @@ class Connection {
   static uint32_t max_packet(bool v4);
   bool thin_linear_timeout() const;
   void orphan_fin_wait2(Time now, const InSegment* ack);
+  void enter_fin_wait2_timewait(Time now, Duration tmo);
   bool retries_exhausted(Time now, int limit, Duration user_timeout) const;
   Duration keepalive_idle() const;
   Duration keepalive_intvl() const;

@@ -10,6 +10,14 @@ namespace weir::tcp {
 using namespace wire::tcp_flag;
 
 namespace {
+// Linux tcp_in_window (tcp_minisocks.c): [seq, end) starts at the window's
+// left edge, reaches into the window, or is empty at its right edge.
+bool tw_in_window(Seq32 seq, Seq32 end, Seq32 s_win, Seq32 e_win) {
+  if (seq == s_win) return true;
+  if (end > s_win && seq < e_win) return true;
+  return seq == e_win && seq == end;
+}
+
 constexpr Duration kPaws24Days = Duration::s(24 * 24 * 3600);  // RFC 7323 §5.5, Linux TCP_PAWS_24DAYS
 constexpr int32_t kPawsWindow = 1;  // Linux TCP_PAWS_WINDOW: tolerate one tick of reordering
 }  // namespace
@@ -20,6 +28,10 @@ void Connection::input(Time now, const InSegment& seg) {
     // socket's tcpi_segs_in and receive stamps are left as they were.
     input_time_wait(now, seg);
     events_ |= conn_event::kReadiness;
+    return;
+  }
+  if (fin_wait2_timewait()) {
+    input_fin_wait2_timewait(now, seg);
     return;
   }
   ++segs_in_;
@@ -311,6 +323,38 @@ void Connection::input_time_wait(Time now, const InSegment& seg) {
   // A retransmitted FIN, or anything out of window: ACK it (RFC 9293 §3.10.7.4).
   if (!seg.payload.empty() || seg.h.has(FIN) || !oow_rate_limited(now)) send_ack(now);
   else env_.counters().inc(Counter::TcpExtTCPACKSkippedTimeWait);
+}
+
+// Linux tcp_timewait_state_process for tw_substate FIN_WAIT2 ("just repeat
+// all the checks of tcp_rcv_state_process", in short). PAWS-old or outside
+// [RCV.NXT, RCV.NXT + RCV.WND) (tw_rcv_wnd): an ACK, rate-limited as
+// TCPACKSkippedFinWait2 unless the segment carries data and no SYN
+// (tcp_oow_rate_limited). In the window: an RST ends it; a SYN at or past
+// RCV.NXT draws a reset and ends it (TCP_TW_RST, no RFC 5961 challenge);
+// a segment without ACK, a duplicate or an empty one is dropped silently
+// (the ACK field is not looked at); anything else but the FIN alone is new
+// data after the half-close: a reset (TCP_TW_RST, not counted as
+// TCPAbortOnData). The FIN alone is acknowledged and TIME-WAIT begins.
+void Connection::input_fin_wait2_timewait(Time now, const InSegment& seg) {
+  const Seq32 nxt = rcv_.rcv_nxt();
+  const Seq32 end = seg.h.seq + seg.len();
+  if (paws_reject(now, seg) || !tw_in_window(seg.h.seq, end, nxt, rcv_.right_edge())) {
+    if ((seg.len() > 0 && !seg.h.has(SYN)) || !oow_rate_limited(now)) send_ack(now);
+    else env_.counters().inc(Counter::TcpExtTCPACKSkippedFinWait2);
+    return;
+  }
+  if (seg.h.has(RST)) {
+    done(now, Errc::kOk);
+    return;
+  }
+  const bool syn = seg.h.has(SYN) && !(seg.h.seq < nxt);
+  if (!syn && (!seg.h.has(ACK) || !(end > nxt) || end == seg.h.seq)) return;
+  if (syn || !seg.h.has(FIN) || end != nxt + 1) {
+    send_reset_for(now, seg);
+    done(now, Errc::kOk);
+    return;
+  }
+  input_synchronized(now, seg);  // the FIN: tcp_fin's ACK and TIME-WAIT
 }
 
 }  // namespace weir::tcp

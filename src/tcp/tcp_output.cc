@@ -132,7 +132,7 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
 // as ip6_xmit calls ip6_make_flowlabel (tcp/flow_label.h), so the sysctl
 // and IPV6_AUTOFLOWLABEL apply from the next segment on.
 IpFields Connection::ip_fields(uint8_t ecn) const {
-  if (state_ == State::kTimeWait || reply_tos_ >= 0 || synack_of_request_) [[unlikely]] return control_ip_fields();
+  if (timewait_sock() || reply_tos_ >= 0 || synack_of_request_) [[unlikely]] return control_ip_fields();
   const StackConfig& cfg = env_.cfg();
   const bool v4 = tuple_.remote.addr.is_v4();
   IpFields f = socket_ip_fields(opts_, cfg, v4);
@@ -163,7 +163,7 @@ IpFields Connection::control_ip_fields() const {
     return f;
   }
   const uint32_t label = v4 ? 0 : flow_label();
-  if (state_ == State::kTimeWait) {
+  if (timewait_sock()) {
     return {socket_ip_fields(opts_, cfg, v4).tos, reply_ip_fields(cfg, v4, 0).ttl, label};
   }
   IpFields r = reply_ip_fields(cfg, v4, static_cast<uint8_t>(reply_tos_));
@@ -196,7 +196,7 @@ uint32_t Connection::socket_flow_label(const StackConfig& cfg) const {
 uint32_t Connection::flow_label() const {
   const StackConfig& cfg = env_.cfg();
   const uint32_t hash = txhash_ ? txhash_ : flow_hash(cfg.secret, tuple_);
-  const bool ctl_sk = state_ == State::kTimeWait || reply_tos_ >= 0;
+  const bool ctl_sk = timewait_sock() || reply_tos_ >= 0;
   const bool autolabel = ctl_sk ? default_autolabel(cfg) : sock_autolabel(cfg, opts_.ipv6_autoflowlabel);
   return make_flow_label(cfg, hash, autolabel);
 }

@@ -21,10 +21,7 @@ void Connection::on_timers(Time now) {
       case TimerKind::kRetransmit: on_retransmit_timer(now); break;
       case TimerKind::kDelAck: on_delack(now); break;
       case TimerKind::kKeepalive: on_keepalive(now); break;
-      case TimerKind::kTimeWait:
-        env_.counters().inc(Counter::TcpExtTW);  // Linux tw_timer_handler: LINUX_MIB_TIMEWAITED
-        end_time_wait(now);
-        break;
+      case TimerKind::kTimeWait: end_time_wait(now); break;
       case TimerKind::kCount: break;
     }
     if (state_ == State::kClosed) break;
@@ -482,7 +479,9 @@ Duration Connection::fin_time() const {
 // the excess on the keepalive slot; within it the socket becomes a
 // FIN-WAIT-2 timewait entry (tcp_time_wait(sk, TCP_FIN_WAIT2, tmo)) that
 // expires silently. weir keeps the full socket for both stages; the
-// keepalive slot times each and fw2_timewait_ tells them apart.
+// keepalive slot times each and fw2_timewait_ tells them apart (the
+// timewait stage answers segments as the timewait sock does:
+// input_fin_wait2_timewait).
 void Connection::orphan_fin_wait2(Time now, const InSegment* ack) {
   if (opts_.linger2_s < 0) {
     if (ack) {
@@ -499,12 +498,26 @@ void Connection::orphan_fin_wait2(Time now, const InSegment* ack) {
   const Duration tmo = fin_time();
   if (tmo > kTimeWaitLen) {
     timers_.arm(TimerKind::kKeepalive, now + (tmo - kTimeWaitLen));
-  } else {
+  } else if (ack && (ack->h.has(FIN) || ack->h.seq + static_cast<uint32_t>(ack->payload.size()) > rcv_.rcv_nxt())) {
     // "Bad case. We could lose such FIN otherwise": an ACK carrying the
     // peer's FIN keeps the full socket (the FIN moves it to TIME-WAIT).
-    fw2_timewait_ = !(ack && ack->h.has(FIN));
+    // New data on it is reset by the caller (tcp_rcv_state_process checks
+    // it before tcp_time_wait), so no timewait sock is made for it either.
+    fw2_timewait_ = false;
     timers_.arm(TimerKind::kKeepalive, now + tmo);
+  } else {
+    enter_fin_wait2_timewait(now, tmo);
   }
+}
+
+// tcp_time_wait(sk, TCP_FIN_WAIT2, tmo): the timewait stage, for `tmo`.
+// It is counted when scheduled, as __inet_twsk_schedule does for every
+// timewait sock: TIMEWAITKILLED for a wait of 4 s or less, else TIMEWAITED.
+void Connection::enter_fin_wait2_timewait(Time now, Duration tmo) {
+  fw2_timewait_ = true;
+  tw_entry_ = now;
+  env_.counters().inc(tmo <= Duration::s(4) ? Counter::TcpExtTWKilled : Counter::TcpExtTW);
+  timers_.arm(TimerKind::kKeepalive, now + tmo);
 }
 
 // Linux tcp_keepalive_timer; the same slot times an orphan's FIN-WAIT-2.
@@ -518,8 +531,7 @@ void Connection::on_keepalive(Time now) {
     // what is left is spent as a timewait entry, or the peer is reset.
     const Duration left = fin_time() - kTimeWaitLen;
     if (opts_.linger2_s >= 0 && left > Duration::zero()) {
-      fw2_timewait_ = true;
-      timers_.arm(TimerKind::kKeepalive, now + left);
+      enter_fin_wait2_timewait(now, left);
       return;
     }
     send_rst(now, snd_.nxt);
@@ -558,6 +570,14 @@ void Connection::on_keepalive(Time now) {
 }
 
 void Connection::enter_time_wait(Time now) {
+  // A FIN-WAIT-2 timewait entry that takes the peer's FIN stays the same
+  // timewait sock, rescheduled (inet_twsk_reschedule): not counted again,
+  // its entry stamp kept. Otherwise tcp_time_wait schedules a new one for
+  // TCP_TIMEWAIT_LEN: __inet_twsk_schedule counts LINUX_MIB_TIMEWAITED.
+  if (!fin_wait2_timewait()) {
+    tw_entry_ = now;
+    env_.counters().inc(Counter::TcpExtTW);
+  }
   set_state(now, State::kTimeWait);
   // tcp_time_wait -> tcp_done: "sk->sk_shutdown = SHUTDOWN_MASK". To a
   // holder the socket is CLOSED from here on: reads return what is left,
