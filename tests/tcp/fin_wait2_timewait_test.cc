@@ -115,20 +115,12 @@ TEST(FinWait2Timewait, OutOfWindowIsAckedAtARateLimit) {
 // __inet_check_established: a FIN-WAIT-2 timewait sock is a timewait sock,
 // and tcp_twsk_unique lets connect() take it with tcp_tw_reuse.
 TEST(FinWait2Timewait, ConnectTakesItOver) {
-  StackConfig cfg;
-  cfg.tcp_tw_reuse = 1;
-  cfg.ip_local_port_range = {40000, 40000};
-  Harness t(cfg);
+  Harness t(single_port_tw_reuse());
   orphan_fin_wait2(t, t.active_open());
   const Seq32 old_nxt = t.iss_ + 2;  // SYN and FIN
-  t.advance(Duration::ms(1001));
-  SocketId s = *t.stack().socket();
-  ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port}), Errc::kInProgress);
-  Tx syn = t.expect_tx();
-  EXPECT_TRUE(syn.has(SYN));
-  EXPECT_EQ(syn.h.src_port, 40000);
+  SocketId s = kNoSocket;
+  const Tx syn = connect_over_time_wait(t, &s);
   EXPECT_EQ(syn.h.seq, old_nxt + 65537u);  // tw_snd_nxt + 65535 + 2
-  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTWRecycled), 1u);
   EXPECT_FALSE(fw2_row(t));
 }
 

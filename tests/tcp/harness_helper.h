@@ -149,4 +149,27 @@ inline bool time_wait_row(Harness& t) {
   return t.stack().proc_net_tcp(false).find(" 06 00000000:00000000 03:") != std::string::npos;
 }
 
+// The TIME-WAIT takeover tests' stack: connect() has one port, 40000, and
+// may take a timewait tuple over (tcp_tw_reuse 1).
+inline StackConfig single_port_tw_reuse() {
+  StackConfig cfg;
+  cfg.tcp_tw_reuse = 1;
+  cfg.ip_local_port_range = {40000, 40000};
+  return cfg;
+}
+
+// connect() to the harness's peer once tcp_tw_reuse_delay (1 s) has
+// passed: the SYN comes from port 40000 and the takeover counts one
+// TcpExtTWRecycled (tcp_twsk_unique). Returns the SYN; `s` the socket.
+inline Tx connect_over_time_wait(Harness& t, SocketId* s) {
+  t.advance(Duration::ms(1001));
+  *s = *t.stack().socket();
+  EXPECT_EQ(t.stack().connect(t.now(), *s, Endpoint{t.remote, t.remote_port}), Errc::kInProgress);
+  Tx syn = t.expect_tx();
+  EXPECT_TRUE(syn.has(wire::tcp_flag::SYN));
+  EXPECT_EQ(syn.h.src_port, 40000);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTWRecycled), 1u);
+  return syn;
+}
+
 }  // namespace weir::test

@@ -108,19 +108,11 @@ TEST(TimeWaitHeld, CloseWithUnreadDataSendsNoReset) {
 // tcp_twsk_unique does not ask who holds the socket the timewait sock came
 // from: connect() takes the tuple over while the application still has it.
 TEST(TimeWaitHeld, ConnectTakesTheTupleOverFromUnderTheHolder) {
-  StackConfig cfg;
-  cfg.tcp_tw_reuse = 1;
-  cfg.ip_local_port_range = {40000, 40000};
-  Harness t(cfg);
+  Harness t(single_port_tw_reuse());
   SocketId old = held_time_wait(t, t.active_open());
   EXPECT_EQ(state(t, old), 7);
-  t.advance(Duration::ms(1001));
-  SocketId s = *t.stack().socket();
-  ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port}), Errc::kInProgress);
-  Tx syn = t.expect_tx();
-  EXPECT_TRUE(syn.has(SYN));
-  EXPECT_EQ(syn.h.src_port, 40000);
-  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTWRecycled), 1u);
+  SocketId s = kNoSocket;
+  connect_over_time_wait(t, &s);
   // The old socket is untouched: still CLOSED, EOF, and closing it is silent.
   EXPECT_EQ(state(t, old), 7);
   std::vector<uint8_t> b(10);
