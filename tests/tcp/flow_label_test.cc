@@ -227,11 +227,31 @@ TEST(FlowLabel, Ipv4HasNone) {
 }
 
 // An AF_INET6 listener on t.local_port; the peer's SYNs carry no timestamps.
-void listen6(Harness& t) {
+// With `fastopen_qlen`, TCP_FASTOPEN is set on it first.
+void listen6(Harness& t, int fastopen_qlen = 0) {
   t.listener = *t.stack().socket(true);
   ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
+  if (fastopen_qlen) {
+    ASSERT_EQ(set_int(t, t.listener, IPPROTO_TCP, TCP_FASTOPEN, fastopen_qlen), Errc::kOk);
+  }
   ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
   t.peer_ts = false;
+}
+
+// The SYN-ACK's timed retransmission goes out labelled `timed`, the one a
+// repeated `syn` (with `data`) draws `repeated`, and neither counts as a
+// timeout rehash.
+void expect_synack_relabelled(Harness& t, const wire::TcpHeader& syn, std::span<const uint8_t> data,
+                              uint32_t timed, uint32_t repeated) {
+  t.run_next_timer();
+  const Tx again = t.expect_tx();
+  ASSERT_TRUE(again.has(SYN) && again.has(ACK));
+  EXPECT_EQ(again.ip.flow_label, timed);
+  t.inject_raw(syn, data);
+  const Tx answer = t.expect_tx();
+  ASSERT_TRUE(answer.has(SYN) && answer.has(ACK));
+  EXPECT_EQ(answer.ip.flow_label, repeated);
+  EXPECT_EQ(counter(t, Counter::TcpExtTCPTimeoutRehash), 0u);
 }
 
 // A passive open: the request's hash labels the SYN-ACK and, taken by the
@@ -267,15 +287,7 @@ TEST(FlowLabel, SynAckRetransmissionDrawsANewHashUncounted) {
   const auto syn = t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false});
   t.inject_raw(syn);
   EXPECT_EQ(t.expect_tx().ip.flow_label, l1);
-  t.run_next_timer();
-  const Tx again = t.expect_tx();
-  ASSERT_TRUE(again.has(SYN) && again.has(ACK));
-  EXPECT_EQ(again.ip.flow_label, l2);
-  EXPECT_EQ(counter(t, Counter::TcpExtTCPTimeoutRehash), 0u);
-  t.inject_raw(syn);
-  const Tx answer = t.expect_tx();
-  ASSERT_TRUE(answer.has(SYN) && answer.has(ACK));
-  EXPECT_EQ(answer.ip.flow_label, l3);
+  expect_synack_relabelled(t, syn, {}, l2, l3);
 }
 
 // A Fast Open child is a full socket beside its request: its SYN-ACK is
@@ -292,11 +304,7 @@ TEST(FlowLabel, FastOpenChildRedrawsTheRequestsHashNotItsOwn) {
   const uint32_t l1 = label_of(d.next());
   const uint32_t l2 = label_of(d.next());
   const uint32_t l3 = label_of(d.next());
-  t.listener = *t.stack().socket(true);
-  ASSERT_EQ(t.stack().bind(t.listener, Endpoint{t.local, t.local_port}), Errc::kOk);
-  ASSERT_EQ(set_int(t, t.listener, IPPROTO_TCP, TCP_FASTOPEN, 8), Errc::kOk);
-  ASSERT_EQ(t.stack().listen(t.now(), t.listener, 16), Errc::kOk);
-  t.peer_ts = false;
+  listen6(t, 8);
   const std::array<uint8_t, 10> data{};
   const auto syn = t.peer_syn(t.remote_port, t.peer_isn_, PeerOpts{1460, 7, true, false});
   t.inject_raw(syn, data);
@@ -304,15 +312,7 @@ TEST(FlowLabel, FastOpenChildRedrawsTheRequestsHashNotItsOwn) {
   ASSERT_EQ(synack.h.ack, t.peer_isn_ + 11);  // the data is taken: a Fast Open child
   EXPECT_EQ(synack.ip.flow_label, l1);
   t.iss_ = synack.h.seq;
-  t.run_next_timer();
-  const Tx again = t.expect_tx();
-  ASSERT_TRUE(again.has(SYN) && again.has(ACK));
-  EXPECT_EQ(again.ip.flow_label, l2);
-  t.inject_raw(syn, data);
-  const Tx answer = t.expect_tx();
-  ASSERT_TRUE(answer.has(SYN) && answer.has(ACK));
-  EXPECT_EQ(answer.ip.flow_label, l3);
-  EXPECT_EQ(counter(t, Counter::TcpExtTCPTimeoutRehash), 0u);
+  expect_synack_relabelled(t, syn, data, l2, l3);
   t.inject(ACK, 11, 1);
   const auto s = t.stack().accept(t.now(), t.listener, nullptr);
   ASSERT_TRUE(s.has_value());
