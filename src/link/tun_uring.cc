@@ -262,10 +262,16 @@ void TunUring::complete_multishot(uint32_t flags, int res) {
   if (res < 0 && res != -ENOBUFS && res != -EAGAIN && res != -EINTR) ++st_.rx_failed, rx_retire_ = true;
   // Ended with buffers to read into (given back since it ran out): armed
   // again now, whoever reaped this, rather than at the next release().
-  if (!armed_ && !rx_retire_ && rx_posted_ > 0) {
-    arm_multishot();
-    ++st_.rx_rearms;
-  }
+  rearm_multishot();
+}
+
+// The multishot read ended (for want of buffers) and some are back: armed
+// again, unless an error ended it: then the device is gone, and re-arming
+// would spin.
+void TunUring::rearm_multishot() {
+  if (!br_ || armed_ || rx_retire_ || rx_posted_ == 0) return;
+  arm_multishot();
+  ++st_.rx_rearms;
 }
 
 void TunUring::complete_tx(uint32_t slot, int res) {
@@ -306,12 +312,7 @@ std::span<const uint8_t> TunUring::packet(size_t i) const { return {rx_buf(batch
 void TunUring::release() {
   for (const Done& d : batch_) give_back(d.slot);
   batch_.clear();
-  // Re-armed once buffers are back (it ended for want of them), unless an
-  // error ended it: then the device is gone, and re-arming would spin.
-  if (br_ && !armed_ && !rx_retire_ && rx_posted_ > 0) {
-    arm_multishot();
-    ++st_.rx_rearms;
-  }
+  rearm_multishot();
 }
 
 }  // namespace weir::link

@@ -107,6 +107,7 @@ class TunUring {
   TunUring(TunDevice& dev, TunUringConfig cfg);
   bool setup_buf_ring();
   void arm_multishot();
+  void rearm_multishot();  // armed again if it ended with buffers to read into
   void complete_multishot(uint32_t flags, int res);
   void give_back(uint32_t slot);
   bool post_read(uint32_t slot);
