@@ -258,7 +258,7 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
   co.wscale_ok = cfg_.tcp_window_scaling && o.wscale.has_value();
   co.snd_wscale = co.wscale_ok ? std::min<uint8_t>(*o.wscale, 14) : 0;
   if (!co.ts_ok) co.sack_ok = co.wscale_ok = false;  // Linux: no TS, no room for them
-  co.ecn_ok = tcp::ecn_syn_acceptable(cfg_, syn);
+  co.ecn_ok = tcp::ecn_syn_acceptable(cfg_, syn, ls.conn->cc_needs_ecn());
   const Seq32 isn = tcp::make_cookie_isn(cfg_.secret, t, syn.h.seq, now, peer_mss);
   tcp::Receiver r(tcp::ReceiverConfig::from(cfg_));
   const tcp::InitialWindow iw = r.select_initial_window(advmss, co.wscale_ok);
@@ -301,6 +301,7 @@ void StackImpl::send_cookie_synack(Time now, Socket& ls, const FourTuple& t, con
 tcp::IpFields StackImpl::listener_synack_ip(const Socket& ls, const FourTuple& t, uint8_t syn_tos) const {
   tcp::IpFields f = tcp::socket_ip_fields(ls.conn->opts(), cfg_, t.remote.addr.is_v4());
   if (cfg_.tcp_reflect_tos) f.tos = syn_tos & ~tcp::kIpEcnMask;
+  f.tos |= ls.conn->syn_ecn();  // DCTCP's listener: INET_ECN_xmit put ECT(0) in its tos
   return f;
 }
 

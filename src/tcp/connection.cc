@@ -268,7 +268,7 @@ void Connection::open_passive(Time now, const FourTuple& t, const InSegment& syn
   // cannot both fit, so SACK wins and timestamps are off for the connection
   // (ireq->tstamp_ok &= !ireq->sack_ok).
   if (md5_key() && sack_ok_) ts_ok_ = false;
-  ecn_.ok = ecn_syn_acceptable(cfg, syn);
+  ecn_.ok = ecn_syn_acceptable(cfg, syn, cc_needs_ecn());
   init_mss();
   const InitialWindow iw = rcv_.select_initial_window(advmss_, wscale_ok_);
   rcv_wscale_offer_ = iw.rcv_wscale;
@@ -356,6 +356,7 @@ void Connection::become_established(Time now) {
   // lsndtime start at establishment (tcpi_last_data_recv/_sent count from it).
   last_rcv_data_ = now;
   last_snd_data_ = now;
+  ccs_.ecn_ok = ecn_.ok;  // DCTCP falls back to Reno without ECN (dctcp_init)
   cc_->init(ccs_, now);
   if (!opts_.sndbuf) expand_sndbuf();  // Linux tcp_init_buffer_space, unless SO_SNDBUF locked it
   if (listener_) events_ |= conn_event::kEstablished;

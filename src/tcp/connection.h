@@ -140,8 +140,9 @@ const char* to_string(DropReason r);
 
 // RFC 3168 §6.1.1 / Linux tcp_ecn_create_request: a SYN asks for ECN with
 // ECE and CWR both set; one that is itself ECN-capable is refused (it came
-// through a broken middlebox). Any tcp_ecn but 0 accepts.
-bool ecn_syn_acceptable(const StackConfig& cfg, const InSegment& syn);
+// through a broken middlebox). Any tcp_ecn but 0 accepts. A listener whose
+// congestion control needs ECN (DCTCP) accepts any ECN-setup SYN.
+bool ecn_syn_acceptable(const StackConfig& cfg, const InSegment& syn, bool cc_needs_ecn);
 
 class Connection {
  public:
@@ -238,6 +239,9 @@ class Connection {
   const SockOpts& opts() const { return opts_; }
   SockOpts& opts() { return opts_; }
   uint8_t tx_ecn() const { return tx_ecn_; }  // tcp/ip_fields.h get_ip_field
+  // TCP_CONG_NEEDS_ECN (DCTCP): every segment ECT(0), SYNs too (INET_ECN_xmit).
+  bool cc_needs_ecn() const { return cc_->needs_ecn(); }
+  uint8_t syn_ecn() const { return cc_needs_ecn() ? kIpEct0 : 0; }
   uint32_t txhash() const { return txhash_; }  // Linux sk_txhash (tcp/flow_label.h)
   // RFC 2385 keys (TCP_MD5SIG) and the one for this connection's peer.
   md5::KeyList& md5_keys() { return md5_keys_; }
@@ -503,7 +507,8 @@ class Connection {
     return ecn_.ok ? ecn_send_ok(h, payload_len) : 0;
   }
   uint8_t ecn_send_ok(wire::TcpHeader& h, size_t payload_len);  // ecn_send on an ECN connection
-  bool ecn_rcv_data(const InSegment& seg, bool* ack_now);    // true: quick-ACK mode (2 ACKs)
+  bool ecn_rcv_data(Time now, const InSegment& seg, bool* ack_now);  // true: quick-ACK mode (2 ACKs)
+  void dctcp_ce_echo(Time now, uint8_t ce, bool* ack_now);    // RFC 8257 §3.2 receiver
   bool ecn_echo(const wire::TcpHeader& h) const;             // FLAG_ECE
   void ecn_after_recovery(uint32_t prior_reductions, bool withdraw);
 

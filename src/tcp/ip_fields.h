@@ -19,6 +19,7 @@ namespace weir::tcp {
 struct SockOpts;
 
 inline constexpr uint8_t kIpEcnMask = 0x3;      // Linux INET_ECN_MASK
+inline constexpr uint8_t kIpEct0 = 0x2;         // Linux INET_ECN_ECT_0 (RFC 3168 §5)
 inline constexpr uint8_t kIpv6DefaultHops = 64;  // Linux IPV6_DEFAULT_HOPLIMIT (conf hop_limit)
 
 // The TOS / traffic class byte, TTL / hop limit and (IPv6 only) flow

@@ -102,6 +102,7 @@ Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8
     if (!next) return Errc::kNoEnt;
     cc_ = std::move(next);
     opts_.cc_name = n;
+    ccs_.ecn_ok = ecn_.ok;
     if (synchronized()) cc_->init(ccs_, now);
     return Errc::kOk;
   }
@@ -359,7 +360,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     case TCP_CC_INFO: {
       // Linux do_tcp_getsockopt: ca_ops->get_info's union tcp_cc_info, cut
       // to the caller's length; 0 bytes when the algorithm has none (CUBIC, Reno).
-      const size_t n = cc::cc_info(*cc_, val);
+      const size_t n = cc::cc_info(*cc_, ccs_, val);
       if (len) *len = n;
       return Errc::kOk;
     }

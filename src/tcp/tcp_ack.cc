@@ -92,8 +92,10 @@ void Connection::congestion_step(Time now, Seq32 ack, const AckResult& r,
   // Linux tcp_count_delivered / tcp_rate_skb_delivered / tcp_rate_gen: the
   // delivery-rate sample of this ACK, from the most recently sent packet it
   // delivered (the scoreboard picks it).
+  // (the scoreboard's part was counted before recovery, in process_ack;
+  // recovery adds a non-SACK peer's dupacks and D-SACKed packets)
   const uint32_t newly_delivered = r.delivered_packets + out.reno_delivered + out.dsack_delivered;
-  ccs_.rate.count_delivered(newly_delivered, ece);
+  ccs_.rate.count_delivered(out.reno_delivered + out.dsack_delivered, ece);
   // Linux tcp_newly_delivered.
   c.inc(Counter::TcpExtTCPDelivered, newly_delivered);
   if (ece) c.inc(Counter::TcpExtTCPDeliveredCE, newly_delivered);
@@ -222,8 +224,14 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     s.in_flight = prior_in_flight;
     cc_->pkts_acked(ccs_, s, now, c);
   }
+  // Linux tcp_count_delivered in tcp_clean_rtx_queue / tcp_sacktag, then
+  // tcp_in_ack_event before tcp_fastretrans_alert: the algorithm (DCTCP)
+  // sees this ACK's deliveries before recovery asks it for ssthresh.
+  const bool ece = ecn_echo(seg.h);
+  ccs_.rate.count_delivered(r.delivered_packets, ece);
+  cc_->in_ack_event(ccs_, now);
   const recovery::RecoveryResult out = run_recovery(now, seg, r, prior_una, win_update);
-  congestion_step(now, ack, r, out, prior_una, prior_in_flight, ecn_echo(seg.h));
+  congestion_step(now, ack, r, out, prior_una, prior_in_flight, ece);
   if (ccs_.slow_start_exit_reason != 0) {
     // cc.h contract: report the end of slow start once, then clear it. The
     // cwnd is the one at the exit (a loss exit has reduced it since).

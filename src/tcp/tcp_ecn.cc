@@ -16,8 +16,11 @@ constexpr uint8_t kEct0 = 0x2;
 constexpr uint8_t kCe = 0x3;
 }  // namespace
 
-bool ecn_syn_acceptable(const StackConfig& cfg, const InSegment& syn) {
+bool ecn_syn_acceptable(const StackConfig& cfg, const InSegment& syn, bool cc_needs_ecn) {
   if (!syn.h.has(ECE) || !syn.h.has(CWR)) return false;
+  // Linux tcp_ecn_create_request: a DCTCP listener takes ECN whatever the
+  // sysctl and the SYN's own codepoint (its peer marks SYNs ECT too).
+  if (cc_needs_ecn) return true;
   // RFC 3168 §6.1.1: "A host MUST NOT set ECT on SYN or SYN-ACK packets";
   // Linux declines ECN for a SYN that arrives ECN-capable.
   if ((syn.tos & kEcnMask) != kNotEct) return false;
@@ -28,8 +31,9 @@ bool ecn_syn_acceptable(const StackConfig& cfg, const InSegment& syn) {
 // on the SYN). A retransmitted SYN goes without them (tcp_ecn_clear_syn,
 // tcp_ecn_fallback = 1) in case a middlebox drops ECN-setup SYNs; the
 // connection then runs without ECN unless the SYN-ACK still agrees.
+// Linux asks also when the congestion control needs ECN (DCTCP).
 void Connection::ecn_send_syn(wire::TcpHeader& h) {
-  if (retransmits_ == 0) ecn_ = EcnFlags{.ok = env_.cfg().tcp_ecn == 1};
+  if (retransmits_ == 0) ecn_ = EcnFlags{.ok = env_.cfg().tcp_ecn == 1 || cc_needs_ecn()};
   if (ecn_.ok && retransmits_ == 0) h.flags |= ECE | CWR;
 }
 
@@ -49,9 +53,11 @@ void Connection::ecn_rcv_syn(const wire::TcpHeader& h) {
 // queued CWR; pure ACKs, window probes and retransmissions are not-ECT
 // (§6.1.5: "MUST NOT set ECT on retransmitted data packets", §6.1.4 for
 // pure ACKs). ECE repeats on every segment while a CE mark is unanswered.
-// ecn_send (connection.h) answers not-ECT itself when ECN is off.
+// ecn_send (connection.h) answers not-ECT itself when ECN is off. DCTCP
+// keeps ECT(0) on every segment (tcp_ecn_send leaves inet->tos alone when
+// tcp_ca_needs_ecn; RFC 8257 §3.1 lets a DCTCP sender mark control packets).
 uint8_t Connection::ecn_send_ok(wire::TcpHeader& h, size_t payload_len) {
-  uint8_t ecn = kNotEct;
+  uint8_t ecn = cc_needs_ecn() ? kEct0 : kNotEct;
   if (payload_len > 0 && h.seq >= snd_.nxt) {
     ecn = kEct0;
     if (ecn_.queue_cwr) {
@@ -69,7 +75,7 @@ uint8_t Connection::ecn_send_ok(wire::TcpHeader& h, size_t payload_len) {
 // that is new to us: CE starts the echo (RFC 3168 §6.1.3) and quick ACKs;
 // a not-ECT data segment after ECT ones is probably a retransmission, which
 // is ACKed quickly too. Returns true to enter quick-ACK mode for 2 ACKs.
-bool Connection::ecn_rcv_data(const InSegment& seg, bool* ack_now) {
+bool Connection::ecn_rcv_data(Time now, const InSegment& seg, bool* ack_now) {
   if (!ecn_.ok) return false;
   if (seg.h.has(CWR)) {
     ecn_.demand_cwr = false;
@@ -80,7 +86,16 @@ bool Connection::ecn_rcv_data(const InSegment& seg, bool* ack_now) {
   const bool new_data = len > 0 && seg.h.seq + len > rcv_nxt &&
                         (seg.h.seq <= rcv_nxt || seq_len(rcv_nxt, seg.h.seq) < rcv_.receive_window());
   if (!new_data) return false;
-  switch (seg.tos & kEcnMask) {
+  const uint8_t cp = seg.tos & kEcnMask;
+  if (cp != kNotEct && cc_needs_ecn()) {
+    // Linux __tcp_ecn_check_ce: CA_EVENT_ECN_IS_CE / _NO_CE go to DCTCP,
+    // which sets DEMAND_CWR itself, so the RFC 3168 branch below adds no
+    // quick-ACK mode.
+    dctcp_ce_echo(now, cp == kCe ? 1 : 0, ack_now);
+    ecn_.seen = true;
+    return false;
+  }
+  switch (cp) {
     case kNotEct: return ecn_.seen;
     case kCe: {
       ecn_.seen = true;
@@ -90,6 +105,23 @@ bool Connection::ecn_rcv_data(const InSegment& seg, bool* ack_now) {
     }
     default: ecn_.seen = true; return false;
   }
+}
+
+// RFC 8257 §3.2 (Linux dctcp_ece_ack_update): the receiver sets ECE on
+// exactly the ACKs of CE-marked packets. When the CE state flips, a delayed
+// ACK still owed for earlier packets goes out first with the old state (it
+// covers only what arrived before this packet: rcv_nxt has not moved yet),
+// and this packet is ACKed at once with the new one.
+void Connection::dctcp_ce_echo(Time now, uint8_t ce, bool* ack_now) {
+  if (ccs_.ce_state != ce) {
+    if (rcv_.ack_pending()) {  // ICSK_ACK_TIMER: an ACK is owed
+      ecn_.demand_cwr = ccs_.ce_state != 0;
+      send_ack(now);
+    }
+    *ack_now = true;  // ICSK_ACK_NOW
+  }
+  ccs_.ce_state = ce;
+  ecn_.demand_cwr = ce != 0;
 }
 
 // Linux tcp_ecn_rcv_ecn_echo: ECE counts only on a non-SYN segment of an

@@ -257,7 +257,7 @@ void Connection::process_data(Time now, const InSegment& seg) {
   bool cwr_ack = false;
   // The receiver's quick-ACK flag for ECN (Linux tcp_ecn_check_ce decides
   // when a mark deserves quick ACKs; a non-ECN connection ignores marks).
-  d.ce = ecn_rcv_data(seg, &cwr_ack);
+  d.ce = ecn_rcv_data(now, seg, &cwr_ack);
   if (ts_ok_ && seg.h.options.ts && seg.h.options.ts->ecr != 0) {
     const uint32_t now_ms = static_cast<uint32_t>(now.ms()) + ts_offset_;
     d.tsecr_age = Duration::ms(static_cast<int32_t>(now_ms - seg.h.options.ts->ecr));

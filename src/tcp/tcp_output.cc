@@ -98,7 +98,8 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
       h.options.sack_count = static_cast<uint8_t>(n);
     }
   }
-  const uint8_t ecn = h.has(SYN) ? 0 : ecn_send(h, payload.size());  // RFC 3168 §6.1.1: SYNs are not-ECT
+  // RFC 3168 §6.1.1: SYNs are not-ECT, but DCTCP's are ECT(0) (INET_ECN_xmit).
+  const uint8_t ecn = h.has(SYN) ? syn_ecn() : ecn_send(h, payload.size());
   if (!h.has(SYN)) tx_ecn_ = ecn;  // Linux tcp_ecn_send: INET_ECN_xmit / INET_ECN_dontxmit
   // Read before the output: a device that delivers synchronously back into
   // the stack may send again from this connection, reusing tx_hdr_.
@@ -159,6 +160,7 @@ IpFields Connection::control_ip_fields() const {
   if (synack_of_request_) {
     synack_of_request_ = false;
     IpFields f = socket_ip_fields(opts_, cfg, v4);  // a SYN-ACK is not-ECT (RFC 3168 §6.1.1)
+    f.tos |= syn_ecn();                              // ... but DCTCP's listener tos has ECT(0)
     if (!v4) f.flow_label = make_flow_label(cfg, req_txhash_, sock_autolabel(cfg, opts_.ipv6_autoflowlabel));
     return f;
   }

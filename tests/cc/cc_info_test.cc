@@ -31,7 +31,7 @@ TEST(CcInfo, BbrReportsTcpBbrInfoFromItsModel) {
   pipe.run_until(at(Duration::s(3)));
   std::array<uint8_t, 64> buf;
   buf.fill(0xAA);
-  ASSERT_EQ(cc_info(bbr, buf), sizeof(TcpBbrInfo));
+  ASSERT_EQ(cc_info(bbr, CcState{}, buf), sizeof(TcpBbrInfo));
   TcpBbrInfo b;
   std::memcpy(&b, buf.data(), sizeof b);
   EXPECT_EQ(buf[sizeof b], 0xAA);  // nothing beyond the struct
@@ -54,7 +54,7 @@ TEST(CcInfo, BbrInfoIsTruncatedToTheCallersLength) {
   pipe.run_until(at(Duration::s(1)));
   std::array<uint8_t, 12> small;
   small.fill(0);
-  ASSERT_EQ(cc_info(bbr, small), 12u);  // Linux: len = min(len, sz)
+  ASSERT_EQ(cc_info(bbr, CcState{}, small), 12u);  // Linux: len = min(len, sz)
   TcpInfo i;
   bbr.get_info(i);
   uint32_t min_rtt;
@@ -67,8 +67,8 @@ TEST(CcInfo, CubicAndRenoHaveNone) {
   Reno reno;
   std::array<uint8_t, 64> buf;
   buf.fill(0xAA);
-  EXPECT_EQ(cc_info(cubic, buf), 0u);
-  EXPECT_EQ(cc_info(reno, buf), 0u);
+  EXPECT_EQ(cc_info(cubic, CcState{}, buf), 0u);
+  EXPECT_EQ(cc_info(reno, CcState{}, buf), 0u);
   EXPECT_EQ(buf[0], 0xAA);
 }
 

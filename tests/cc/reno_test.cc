@@ -11,7 +11,7 @@ namespace {
 constexpr Time t0 = Time::zero();
 
 TEST(Registry, KnowsLinuxNamesAndRejectsOthers) {
-  for (std::string_view n : {"reno", "cubic", "bbr"}) {
+  for (std::string_view n : {"reno", "cubic", "bbr", "dctcp"}) {
     auto cc = make_cc(n);
     ASSERT_NE(cc, nullptr) << n;
     EXPECT_EQ(cc->name(), n);

@@ -8,6 +8,7 @@
 
 #include "tcp/cc/bbr.h"
 #include "tcp/cc/cubic.h"
+#include "tcp/cc/dctcp.h"
 #include "tcp/cc/reno.h"
 
 namespace weir::cc {
@@ -16,6 +17,7 @@ std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOption
   if (name == "reno") return std::make_unique<Reno>();
   if (name == "cubic") return std::make_unique<Cubic>(opts);
   if (name == "bbr") return std::make_unique<Bbr>(opts);
+  if (name == "dctcp") return std::make_unique<Dctcp>();
   return nullptr;
 }
 
@@ -33,8 +35,14 @@ CcOptions options_from(const StackConfig& cfg) {
   return o;
 }
 
-size_t cc_info(const CongestionControl& cc, std::span<uint8_t> out) {
+size_t cc_info(const CongestionControl& cc, const CcState& tp, std::span<uint8_t> out) {
   // Linux: sz = ca_ops->get_info ? get_info(...) : 0; len = min(len, sz).
+  if (const auto* d = dynamic_cast<const Dctcp*>(&cc)) {  // dctcp_get_info (also dctcp_reno's)
+    const TcpDctcpInfo di = d->dctcp_info(tp);
+    const size_t n = std::min(out.size(), sizeof di);
+    std::memcpy(out.data(), &di, n);
+    return n;
+  }
   if (cc.name() != "bbr") return 0;  // tcp_cubic.c, tcp_cong.c (reno): no get_info
   TcpInfo i;
   cc.get_info(i);
@@ -50,7 +58,7 @@ size_t cc_info(const CongestionControl& cc, std::span<uint8_t> out) {
 }
 
 bool cc_available(std::string_view name) {
-  return name == "reno" || name == "cubic" || name == "bbr";
+  return name == "reno" || name == "cubic" || name == "bbr" || name == "dctcp";
 }
 
 void fill_trace(const CongestionControl& cc, const CcState& tp, TraceSample& s) {

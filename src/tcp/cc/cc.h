@@ -21,6 +21,8 @@
 //               retransmission (Karn), else negative   [tcp_clean_rtx_queue: ca_rtt_us]
 //      cc.pkts_acked(tp, {pkts_acked, rs.rtt, in_flight}, now, mib)
 //                                                       [tcp_clean_rtx_queue]
+//      tp.rate.count_delivered(cum+SACK delivered, ECE); cc.in_ack_event(tp, now)
+//                                                       [tcp_in_ack_event]
 //      ... loss recovery (may call the state/ssthresh hooks below) ...
 //      tp.rate.generate(rs, newly_delivered, newly_lost, reneg, min_rtt, now)
 //      cc::cong_control(cc, tp, ack, rs, now, mib, prr_step)  [tcp_cong_control]
@@ -125,6 +127,10 @@ struct CcState {
   // value (1 ACK train, 2 delay, 3 loss, 4 CSS end). The engine emits
   // TraceEvent::kHystartExit (a = cwnd, b = reason) and clears it to 0.
   uint8_t slow_start_exit_reason = 0;
+
+  // ECN, kept by the engine for the algorithms that need it (DCTCP).
+  bool ecn_ok = false;   // tp->ecn_flags & TCP_ECN_OK: the peer agreed to ECN
+  uint8_t ce_state = 0;  // DCTCP receiver echo: 1 if the last data packet was CE (ca->ce_state)
 };
 
 // Linux tcp_in_initial_slowstart(): ssthresh never set since the start.
@@ -187,13 +193,19 @@ class CongestionControl {
  public:
   virtual ~CongestionControl() = default;
 
-  // The name TCP_CONGESTION uses ("reno", "cubic", "bbr").
+  // The name TCP_CONGESTION uses ("reno", "cubic", "bbr", "dctcp" or, fallen
+  // back without ECN, "dctcp-reno").
   virtual std::string_view name() const = 0;
 
   // Linux ops->cong_control != NULL: the algorithm sets cwnd and pacing itself
   // on every ACK (BBR); PRR, tcp_end_cwnd_reduction() and restart after idle
   // are then skipped, as in Linux.
   virtual bool has_cong_control() const { return false; }
+
+  // TCP_CONG_NEEDS_ECN (DCTCP): the engine negotiates ECN whatever tcp_ecn
+  // says, marks every packet ECT(0) (INET_ECN_xmit) and echoes CE per packet
+  // (RFC 8257 §3.2) instead of RFC 3168's latched ECE.
+  virtual bool needs_ecn() const { return false; }
 
   // ops->init: at connection establishment. May set tp.snd_ssthresh etc.
   virtual void init(CcState& tp, Time now) = 0;
@@ -211,6 +223,12 @@ class CongestionControl {
   virtual void cong_control(CcState& tp, const RateSample& rs, Time now, Counters& mib) {
     (void)tp, (void)rs, (void)now, (void)mib;
   }
+
+  // ops->in_ack_event: every acceptable ACK, after the scoreboard counted
+  // what it delivered (tp.rate.delivered()/delivered_ce()) and before loss
+  // recovery reacts to it (Linux 6.15+ order, so DCTCP's alpha is current
+  // when an ECE makes recovery ask for ssthresh).
+  virtual void in_ack_event(CcState& tp, Time now) { (void)tp, (void)now; }
 
   // ops->pkts_acked: per-ACK RTT sample (CUBIC's HyStart and delay_min).
   virtual void pkts_acked(CcState& tp, const AckSample& s, Time now, Counters& mib) {
@@ -232,7 +250,7 @@ class CongestionControl {
   virtual void get_info(TcpInfo& info) const = 0;
 };
 
-// The registry: "reno", "cubic", "bbr". Unknown names give nullptr, so that
+// The registry: "reno", "cubic", "bbr", "dctcp". Unknown names give nullptr, so that
 // setsockopt(TCP_CONGESTION) can fail with ENOENT as Linux does.
 std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOptions& opts = {});
 // True if make_cc() knows `name`.

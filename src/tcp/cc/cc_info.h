@@ -23,9 +23,9 @@ struct TcpBbrInfo {
 static_assert(sizeof(TcpBbrInfo) == 20, "Linux struct tcp_bbr_info is 20 bytes");
 
 // As Linux do_tcp_getsockopt(TCP_CC_INFO): what ops->get_info writes into
-// union tcp_cc_info, truncated to out.size(). Of weir's algorithms only BBR
-// has a get_info in Linux (struct tcp_bbr_info); CUBIC and Reno have none, so
-// 0 bytes. Returns the length written.
-size_t cc_info(const CongestionControl& cc, std::span<uint8_t> out);
+// union tcp_cc_info, truncated to out.size(). BBR (struct tcp_bbr_info) and
+// DCTCP (struct tcp_dctcp_info, dctcp.h) have a get_info in Linux; CUBIC and
+// Reno have none, so 0 bytes. Returns the length written.
+size_t cc_info(const CongestionControl& cc, const CcState& tp, std::span<uint8_t> out);
 
 }  // namespace weir::cc

@@ -26,6 +26,10 @@ uint32_t Reno::ssthresh(CcState& tp, Time now) {
 
 void Reno::cong_avoid(CcState& tp, Seq32 ack, uint32_t acked, Time now, Counters& mib) {
   (void)ack, (void)now, (void)mib;
+  reno_cong_avoid(tp, acked);
+}
+
+void reno_cong_avoid(CcState& tp, uint32_t acked) {
   // RFC 7661 / Linux: a window the sender does not use is not grown.
   if (!is_cwnd_limited(tp)) return;
   if (in_slow_start(tp)) {

@@ -20,5 +20,7 @@ class Reno final : public CongestionControl {
 // The Reno pieces CUBIC reuses, as Linux exports them.
 uint32_t reno_ssthresh(const CcState& tp);
 uint32_t reno_undo_cwnd(const CcState& tp);
+// tcp_reno_cong_avoid: slow start, then about +1 packet per window ACKed.
+void reno_cong_avoid(CcState& tp, uint32_t acked);
 
 }  // namespace weir::cc
