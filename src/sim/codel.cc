@@ -2,7 +2,15 @@
 
 #include <cmath>
 
+#include "sim/ecn.h"
+
 namespace weir::sim {
+
+bool CoDel::mark(Packet* p) {
+  if (!p_.ecn || !mark_ce(p->bytes)) return false;
+  ++marks_;
+  return true;
+}
 
 Time CoDel::control_law(Time t, uint32_t count) const {
   double step = static_cast<double>(p_.interval.ns()) / std::sqrt(static_cast<double>(count));
@@ -41,8 +49,12 @@ Packet* CoDel::dequeue(Time now, PacketFifo& q, PacketPool& pool) {
       dropping_ = false;  // sojourn went below target: leave dropping state
     }
     while (dropping_ && now >= drop_next_) {
-      drop(r.p, pool);
       ++count_;
+      if (mark(r.p)) {  // Linux: marked, the next signal one control-law step on
+        drop_next_ = control_law(drop_next_, count_);
+        break;
+      }
+      drop(r.p, pool);
       r = do_dequeue(now, q);
       if (r.p == nullptr || !r.ok_to_drop) {
         dropping_ = false;
@@ -51,8 +63,10 @@ Packet* CoDel::dequeue(Time now, PacketFifo& q, PacketPool& pool) {
       }
     }
   } else if (r.ok_to_drop) {
-    drop(r.p, pool);
-    r = do_dequeue(now, q);
+    if (!mark(r.p)) {
+      drop(r.p, pool);
+      r = do_dequeue(now, q);
+    }
     dropping_ = true;
     // If we were dropping recently, start from the earlier drop rate
     // (RFC 8289 §5.5, "delta" heuristic).

@@ -13,6 +13,7 @@ struct CoDelParams {
   Duration target = Duration::ms(5);      // RFC 8289 §4.4 TARGET
   Duration interval = Duration::ms(100);  // RFC 8289 §4.3 INTERVAL
   uint32_t mtu = 1500;                    // MAXPACKET: never drop below one MTU queued
+  bool ecn = false;                       // mark ECT packets CE instead of dropping them
 };
 
 class CoDel {
@@ -22,6 +23,7 @@ class CoDel {
   // the control law selects. Returns nullptr when the queue empties.
   Packet* dequeue(Time now, PacketFifo& q, PacketPool& pool);
   uint64_t drops() const { return drops_; }
+  uint64_t marks() const { return marks_; }
   bool dropping() const { return dropping_; }
 
  private:
@@ -36,6 +38,9 @@ class CoDel {
     pool.put(p);
     ++drops_;
   }
+  // RFC 8289 §5 (Linux codel_dequeue): with ECN on, an ECT packet the
+  // control law selects is marked CE and sent instead of dropped.
+  bool mark(Packet* p);
 
   CoDelParams p_;
   Time first_above_time_ = Time::zero();  // 0: sojourn below target
@@ -44,6 +49,7 @@ class CoDel {
   uint32_t lastcount_ = 0;
   bool dropping_ = false;
   uint64_t drops_ = 0;
+  uint64_t marks_ = 0;
 };
 
 }  // namespace weir::sim

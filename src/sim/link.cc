@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/ecn.h"
 #include "wire/checksum.h"
 
 namespace weir::sim {
@@ -131,6 +132,8 @@ void Link::enqueue(Time now, Packet* p) {
     drop(p, st_.drop_queue);  // drop-tail
     return;
   }
+  // RFC 8257 §3.1: mark on the instantaneous queue at arrival.
+  if (cfg_.ecn_threshold && queue_.size() >= cfg_.ecn_threshold && mark_ce(p->bytes)) ++st_.ce_marked;
   p->enqueued = now;
   queue_.push(p);
   st_.max_queue_packets = std::max<uint32_t>(st_.max_queue_packets, static_cast<uint32_t>(queue_.size()));
@@ -141,9 +144,10 @@ void Link::enqueue(Time now, Packet* p) {
 void Link::start_tx(Time now) {
   Packet* p;
   if (cfg_.aqm == Aqm::kCoDel) {
-    uint64_t before = codel_.drops();
+    const uint64_t drops = codel_.drops(), marks = codel_.marks();
     p = codel_.dequeue(now, queue_, pool_);
-    st_.drop_codel += codel_.drops() - before;
+    st_.drop_codel += codel_.drops() - drops;
+    st_.ce_marked += codel_.marks() - marks;
   } else {
     p = queue_.pop();
   }

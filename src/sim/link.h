@@ -44,6 +44,11 @@ struct LinkConfig {
   uint64_t queue_bytes = 0;      // 0: packet limit only
   Aqm aqm = Aqm::kDropTail;
   CoDelParams codel;
+  // Step marking (DCTCP's K, RFC 8257 §3.1; Linux: RED with min = max = K,
+  // or fq_codel's ce_threshold): an ECN-capable packet arriving to K or
+  // more queued packets is marked CE. 0: off. Not-ECT packets are not
+  // marked (only the queue limit drops them).
+  uint32_t ecn_threshold = 0;
   // Window retreat: every Nth pure ACK gets its raw window field lowered by
   // `retreat_units`, so the advertised right edge draws back (seed 000).
   uint32_t retreat_every = 0;
@@ -60,6 +65,7 @@ struct LinkStats {
   uint64_t drop_loss = 0;
   uint64_t drop_queue = 0;
   uint64_t drop_codel = 0;
+  uint64_t ce_marked = 0;         // CE set by step marking or CoDel
   uint64_t drop_access = 0;
   uint64_t duplicated = 0;
   uint64_t corrupted = 0;

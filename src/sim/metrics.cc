@@ -231,6 +231,9 @@ void compute_run_metrics(RunResult& r, Time end) {
     m[p + "drops"] = static_cast<double>(l.stats->drops());
     m[p + "queue_drops"] = static_cast<double>(l.stats->drop_queue + l.stats->drop_codel);
     m[p + "max_queue_packets"] = l.stats->max_queue_packets;
+    m[p + "ce_marks"] = static_cast<double>(l.stats->ce_marked);
+    m[p + "mean_queue_delay_ms"] =
+        l.stats->dequeued ? l.stats->sum_sojourn_ns / static_cast<double>(l.stats->dequeued) / 1e6 : 0;
     m[p + "reordered"] = static_cast<double>(l.stats->reordered);
     m[p + "utilisation"] = l.config->rate_bps && r.simulated > Duration::zero()
                                ? static_cast<double>(l.stats->bytes_delivered) * 8 /

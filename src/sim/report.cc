@@ -184,7 +184,7 @@ nlohmann::json sweep_json(const SweepResult& s) {
                        {"drop_loss", st.drop_loss},         {"drop_pattern", st.drop_pattern},
                        {"duplicated", st.duplicated},       {"corrupted", st.corrupted},
                        {"reordered", st.reordered},         {"max_queue_packets", st.max_queue_packets},
-                       {"windows_retreated", st.windows_retreated}};
+                       {"windows_retreated", st.windows_retreated}, {"ce_marked", st.ce_marked}};
     }
     jr["links"] = links;
     runs.push_back(jr);

@@ -174,7 +174,7 @@ void read_link(Reader& r, const toml::table& t, const std::string& pf, LinkConfi
                        "reorder_hold", "reorder_gap", "impair_data_only", "loss", "loss_model",
                        "ge_p", "ge_r", "ge_loss_good", "ge_loss_bad", "drop", "duplicate",
                        "corrupt", "queue", "queue_bytes", "aqm", "codel_target", "codel_interval",
-                       "retreat_every", "retreat_units"});
+                       "codel_ecn", "ecn_threshold", "retreat_every", "retreat_units"});
   r.rate(t, pf, "rate", l.rate_bps);
   r.rate(t, pf, "access_rate", l.access_rate_bps);
   r.duration(t, pf, "delay", l.delay);
@@ -211,6 +211,8 @@ void read_link(Reader& r, const toml::table& t, const std::string& pf, LinkConfi
     r.error(*t.get("aqm"), pf + "aqm", "expected \"droptail\" or \"codel\"");
   r.duration(t, pf, "codel_target", l.codel.target);
   r.duration(t, pf, "codel_interval", l.codel.interval);
+  r.boolean(t, pf, "codel_ecn", l.codel.ecn);
+  r.integer(t, pf, "ecn_threshold", l.ecn_threshold);
   r.integer(t, pf, "retreat_every", l.retreat_every);
   r.integer(t, pf, "retreat_units", l.retreat_units);
 }

@@ -191,10 +191,13 @@ TEST(Link, DuplicationDeliversCopiesAfterTheOriginal) {
   EXPECT_EQ(marked, dups);
 }
 
-std::vector<uint8_t> tcp_datagram(uint8_t flags, uint16_t window, size_t payload) {
+std::vector<uint8_t> tcp_datagram(uint8_t flags, uint16_t window, size_t payload, uint8_t tos = 0,
+                                  bool v6 = false) {
   wire::IpInfo ip;
-  ip.src = IpAddr::v4(10, 0, 0, 1);
-  ip.dst = IpAddr::v4(10, 0, 0, 2);
+  ip.version = v6 ? 6 : 4;
+  ip.src = v6 ? *IpAddr::parse("fd00::1") : IpAddr::v4(10, 0, 0, 1);
+  ip.dst = v6 ? *IpAddr::parse("fd00::2") : IpAddr::v4(10, 0, 0, 2);
+  ip.tos = tos;
   wire::TcpHeader h;
   h.src_port = 40001;
   h.dst_port = 5001;
@@ -352,6 +355,67 @@ TEST(Link, CoDelDoesNotDropBelowTarget) {
   paced(b, 5000, Duration::us(1500), 1500);  // 80 % load, spaced: no standing queue
   EXPECT_EQ(b.link.stats().drop_codel, 0u);
   EXPECT_EQ(b.sink.got.size(), 5000u);
+}
+
+// The ECN field of each delivered packet, in order.
+std::vector<int> delivered_ecn(const Bench& b, bool v6 = false) {
+  std::vector<int> out;
+  for (const auto& a : b.sink.got) {
+    auto parsed = wire::parse_tcp_packet(a.bytes);  // also checks the IPv4 header checksum
+    EXPECT_TRUE(parsed.has_value());
+    out.push_back(parsed ? parsed->ip.tos & 3 : -1);
+    EXPECT_EQ(parsed ? parsed->ip.version : 0, v6 ? 6 : 4);
+  }
+  return out;
+}
+
+TEST(Link, StepMarkingSetsCeOnEctArrivalsAtTheThresholdOnly) {
+  LinkConfig cfg;
+  cfg.rate_bps = 12'000'000;
+  cfg.queue_packets = 100;
+  cfg.ecn_threshold = 3;
+  for (bool v6 : {false, true}) {
+    Bench b(cfg);
+    // A burst of 6: the first starts transmitting at once, so the queue the
+    // 5th arrival sees holds 3 (2nd-4th): it and the 6th are marked; a
+    // not-ECT 7th is only queued (the AQM cannot mark it).
+    for (int i = 0; i < 6; ++i) b.link.send(b.loop.now(), b.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1000, 2, v6)));
+    b.link.send(b.loop.now(), b.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1000, 0, v6)));
+    b.drain();
+    EXPECT_EQ(delivered_ecn(b, v6), (std::vector<int>{2, 2, 2, 2, 3, 3, 0}));
+    EXPECT_EQ(b.link.stats().ce_marked, 2u);
+    EXPECT_EQ(b.link.stats().drops(), 0u);
+  }
+}
+
+TEST(Link, CoDelWithEcnMarksEctPacketsInsteadOfDropping) {
+  LinkConfig cfg;
+  cfg.rate_bps = 10'000'000;
+  cfg.queue_packets = 10000;
+  cfg.aqm = Aqm::kCoDel;
+  cfg.codel.ecn = true;
+  Bench b(cfg, 4);
+  // The overload of CoDelKeepsSojournNearTargetUnderOverload, all ECT(0):
+  // CoDel signals by marking, nothing is lost.
+  for (int i = 0; i < 5000; ++i) {
+    b.loop.run_until(Time::from_ns(Duration::us(960).ns() * i));
+    b.link.send(b.loop.now(), b.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1400, 2)));
+  }
+  b.drain();
+  EXPECT_EQ(b.sink.got.size(), 5000u);
+  EXPECT_EQ(b.link.stats().drop_codel, 0u);
+  EXPECT_GT(b.link.stats().ce_marked, 10u);
+  const auto ecn = delivered_ecn(b);
+  EXPECT_EQ(static_cast<uint64_t>(std::count(ecn.begin(), ecn.end(), 3)), b.link.stats().ce_marked);
+  // Not-ECT traffic through the same AQM is dropped as before.
+  Bench b2(cfg, 4);
+  for (int i = 0; i < 5000; ++i) {
+    b2.loop.run_until(Time::from_ns(Duration::us(960).ns() * i));
+    b2.link.send(b2.loop.now(), b2.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1400, 0)));
+  }
+  b2.drain();
+  EXPECT_GT(b2.link.stats().drop_codel, 10u);
+  EXPECT_EQ(b2.link.stats().ce_marked, 0u);
 }
 
 TEST(Link, SameSeedGivesIdenticalDeliveries) {
