@@ -85,6 +85,7 @@ struct SegSpec {
   int data_offset = -1;           // forced data offset (words), -1: computed
   uint16_t src_port = 0;
   uint32_t payload_len = 0;
+  uint8_t tos = 0;                // the IP ECN field (RFC 3168 §5): ECT, CE
 };
 
 class Rig {
@@ -105,7 +106,7 @@ class Rig {
   void drain();
   void check_out(const wire::TcpPacket& p);
   Seq32 pick_seq(uint8_t mode, Reader& in, Seq32 base);
-  wire::IpInfo peer_ip() const;
+  wire::IpInfo peer_ip(uint8_t tos = 0) const;
   SocketId pick_socket(Reader& in) { return socks_[in.u8() % socks_.size()]; }
 
   Capture nif_;
@@ -152,8 +153,9 @@ Rig::Rig(Reader& in) {
   buf_.resize(70000);
 }
 
-wire::IpInfo Rig::peer_ip() const {
+wire::IpInfo Rig::peer_ip(uint8_t tos) const {
   wire::IpInfo ip;
+  ip.tos = tos;
   ip.version = v6_ ? 6 : 4;
   ip.src = remote_;
   ip.dst = local_;
@@ -204,7 +206,7 @@ void Rig::send_seg(const SegSpec& s) {
   size_t data_at = opt_len;
   if (s.data_offset >= 0) data_at = std::min(body.size(), size_t(std::max(0, s.data_offset * 4 - 20)));
   for (size_t i = data_at; i < body.size(); ++i) body[i] = peer_byte(off + static_cast<uint32_t>(i - data_at));
-  std::vector<uint8_t> d = wire::build_tcp_packet(peer_ip(), h, body);
+  std::vector<uint8_t> d = wire::build_tcp_packet(peer_ip(s.tos), h, body);
   if (d.empty()) return;
   if (opt_len || s.data_offset >= 0) {
     // Raw options travel as leading payload; the data offset is patched to
@@ -297,6 +299,14 @@ void Rig::handshake(Reader& in) {
   if (o & 0x08) syn.opts.ts = wire::TcpTimestamps{in.u32(), 0};
   peer_ts_ = syn.opts.ts.has_value();
   if (o & 0x10) nif_.mtu_ = 576 + in.u16() % 8500;
+  // ECN (RFC 3168 §6.1.1): the SYN asks for it; a DCTCP listener (RFC 8257)
+  // takes it whatever tcp_ecn says and echoes CE per packet.
+  if (o & 0x20) syn.flags |= ECE | CWR;
+  if (o & 0x40) {
+    static constexpr char kDctcp[] = "dctcp";
+    const auto name = std::span(reinterpret_cast<const uint8_t*>(kDctcp), sizeof kDctcp - 1);
+    if (stack_->setsockopt(now_, listener_, IPPROTO_TCP, TCP_CONGESTION, name) != Errc::kOk) fail("dctcp");
+  }
   send_seg(syn);  // check_out learns our ISN from the SYN-ACK
   if (!have_iss_) tuple_reused_ = true;
   SegSpec ack;
@@ -348,6 +358,7 @@ void Rig::seg_op(Reader& in, bool raw_options) {
     read_options(in, s.opts, peer_acked_, tsval, stack_tsval_);
   }
   s.payload_len = (modes & 0x40) ? in.u16() % 9000 : in.u8() * 8u;
+  if (modes & 0x80) s.tos = in.u8() & 3;  // ECT(1), ECT(0) or CE
   send_seg(s);
 }
 
