@@ -92,6 +92,10 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(fetch_chunked 30 ${_interop}/serve.sh chunked default)
   weir_interop(fetch_refused 30 ${_interop}/serve.sh refused default)
   weir_interop(emu_iperf 30 ${_interop}/emu_iperf.sh)
+  # RFC 3168 ECN both ways between weir and Linux through weir emu marking CE
+  # at 20 queued packets (20 Mbit/s, 10 ms RTT, 8 MB each way): marks come
+  # back as ECE and no packet is lost (emu_ecn.sh).
+  weir_interop(emu_ecn 240 ${_interop}/emu_ecn.sh)
   # Real-time measurements: nothing else runs beside them.
   set_tests_properties(interop_emu_linux_linux interop_emu_iperf interop_hystart_exit PROPERTIES RUN_SERIAL TRUE)
   set_tests_properties(interop_emu_iperf PROPERTIES ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RATE_TOL=0.02")

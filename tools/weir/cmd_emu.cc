@@ -221,7 +221,8 @@ nlohmann::json link_json(const sim::Link& l, const DepartureRecord& r) {
   nlohmann::json j = {{"packets_in", s.packets_in}, {"delivered", s.delivered},
                       {"bytes_delivered", s.bytes_delivered}, {"drop_loss", s.drop_loss},
                       {"drop_queue", s.drop_queue}, {"drop_codel", s.drop_codel},
-                      {"reordered", s.reordered}, {"max_queue_packets", s.max_queue_packets}};
+                      {"reordered", s.reordered}, {"max_queue_packets", s.max_queue_packets},
+                      {"ce_marked", s.ce_marked}};
   nlohmann::json buckets = nlohmann::json::array();
   for (size_t i = 0; i < ErrorHistogram::kBuckets; ++i) buckets.push_back(h.bucket(i));
   j["timing"] = {{"samples", h.count()}, {"mean_us", static_cast<double>(h.mean().ns()) / 1e3},
