@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 WEIR := build/default/tools/weir/weir
 SHARED ?= ../shared
 
-.PHONY: deps build run test test-asan clang conformance bench fuzz install-test clean
+.PHONY: deps build run test test-asan test-release clang conformance bench fuzz install-test clean
 
 deps:
 	@tools/install-deps.sh
@@ -31,8 +31,20 @@ clang: deps
 conformance: build
 	$(WEIR) pkt --all-ip-versions --summary-by-folder $(SHARED)/packetdrill/gtests-tcp
 
-bench: build
-	@for b in build/default/bench/bench_*; do $$b; done
+# Benchmarks run from the release preset (-O3, link-time optimisation);
+# only the bench_* binaries are built there (an LTO link of every test
+# binary takes long on two cores; `make test-release` does that).
+BENCHES := $(basename $(notdir $(wildcard bench/bench_*.cc)))
+bench: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS) --target $(BENCHES)
+	@for b in $(BENCHES); do build/release/bench/$$b; done
+
+# The whole suite on the release preset's build (what the benchmarks measure).
+test-release: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+	ctest --preset release -j $(JOBS)
 
 # Every fuzz target in turn for FUZZ_SECONDS each, from its seed corpus
 # (fuzz/corpus/<name>); new inputs and crash files stay under build/fuzz/.
