@@ -57,6 +57,13 @@ struct StackConfig {
   // 1 always, 2 on loopback only; after tcp_tw_reuse_delay ms in TIME-WAIT.
   int tcp_tw_reuse = 2;
   uint32_t tcp_tw_reuse_delay = 1000;
+  // At most this many timewait socks (TIME-WAIT and an orphan's FIN-WAIT-2
+  // stage); past it a connection closes without TIME-WAIT and
+  // TcpExtTCPTimeWaitOverflow counts. Linux tcp_sk_init sets half the
+  // established hash (ehash_mask + 1) / 2; 4096 is its value for 8192
+  // buckets (alloc_large_system_hash, scale 17: a 1 GB machine), the same
+  // small table tcp_max_syn_backlog's 128 (max(128, buckets / 128)) implies.
+  int tcp_max_tw_buckets = 4096;
   // The ports connect() and bind(port 0) choose from (low, high).
   std::array<uint32_t, 2> ip_local_port_range{32768, 60999};
   // Ports connect() and bind(port 0) never choose, as closed ranges (Linux

@@ -65,7 +65,8 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
     }
   }
   if (!to) return FastOpenSend{Errc::kInval};  // __inet_stream_connect without an address
-  if (s->in_demux) return FastOpenSend{Errc::kIsConn};
+  // SS_CONNECTED stays after the connection closed: EISCONN (StackImpl::connect).
+  if (s->in_demux || s->ss_connected) return FastOpenSend{Errc::kIsConn};
   auto t = connect_tuple(now, *s, *to);
   if (!t) return FastOpenSend{t.error()};
   tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);

@@ -39,12 +39,15 @@ void StackImpl::release_port(const Socket& s) {
 // bind(0) chose goes back when the connection ends, even while the
 // application still holds the socket; a port bind() named stays. A later
 // connect() on the socket chooses afresh.
+//
+// Only the binding goes (__inet_put_port: "inet_sk(sk)->inet_num = 0"):
+// inet_sport, which getsockname reports (inet_getname), keeps the port, so
+// s.local does too; `bound` says whether the socket holds it.
 void StackImpl::put_port_on_close(Socket& s) {
   if (!s.bound || s.port_locked || s.listener) return;
   release_port(s);
   s.bound = false;
   s.bind_locked = false;
-  s.local.port = 0;
 }
 
 const std::vector<SocketId>* StackImpl::port_owners(uint16_t port) const {

@@ -206,6 +206,7 @@ void StackImpl::reap(SocketId id) {
     if (k == Check::kForget) fastopen_active_forget();
   }
   if (s->in_demux && s->conn) demux_erase(s->conn->tuple());
+  if (s->tw_counted) --tw_count_;
   release_port(*s);
   timers_.cancel(s->timer);
   sockets_.erase(id);
@@ -216,8 +217,10 @@ void StackImpl::reap(SocketId id) {
 // reached CLOSED with nobody holding it.
 void StackImpl::after_call(Socket& s) {
   const SocketId id = s.id;
+  sync_tw_count(s);
   refresh_dst(s);
   const uint8_t ev = s.conn ? s.conn->take_events() : 0;
+  if (!s.ss_connected && s.app_open) note_connected(s);
   if (ev & tcp::conn_event::kEstablished) {
     Socket* ls = find(s.listener_parent);
     if (ls && ls->listener) {
@@ -246,6 +249,28 @@ void StackImpl::after_call(Socket& s) {
   }
   reschedule(s);
   if (ev & (tcp::conn_event::kReadiness | tcp::conn_event::kClosed)) notify(id);
+}
+
+// SS_CONNECTED for an active open: __inet_stream_connect sets it when the
+// handshake completes under connect() (ESTABLISHED, or CLOSE-WAIT when the
+// SYN-ACK's FIN came with it). A non-blocking connect() that is never
+// called again stays SS_CONNECTING in Linux; weir does not tell the two
+// apart and takes the established connection as connected.
+void StackImpl::note_connected(Socket& s) {
+  const tcp::State st = s.conn ? s.conn->state() : tcp::State::kClosed;
+  if (st == tcp::State::kEstablished || st == tcp::State::kCloseWait) s.ss_connected = true;
+}
+
+// The count tcp_max_tw_buckets bounds (Linux tw_refcount, taken in
+// inet_twsk_alloc, given back in inet_twsk_free): every connection that
+// became or stopped being a timewait sock did so within a call, so it is
+// settled after each one (and in reap, for one that goes with its tuple).
+void StackImpl::sync_tw_count(Socket& s) {
+  const bool tw = s.conn && s.conn->timewait_sock();
+  if (tw == s.tw_counted) return;
+  s.tw_counted = tw;
+  if (tw) ++tw_count_;
+  else --tw_count_;
 }
 
 void StackImpl::advance(Time now) {
@@ -324,7 +349,9 @@ Errc StackImpl::listen(Time now, SocketId id, int backlog) {
     s->listener->set_backlog(std::min(backlog, cfg_.somaxconn));
     return Errc::kOk;
   }
-  if (st != tcp::State::kClosed) return Errc::kInval;
+  // inet_listen: "if (sock->state != SS_UNCONNECTED ...) goto out" (EINVAL),
+  // also once the connection has closed.
+  if (st != tcp::State::kClosed || s->ss_connected) return Errc::kInval;
   if (!s->bound) {
     Errc e = bind(id, Endpoint{s->v6 ? IpAddr::v6({}) : IpAddr::v4(0), 0});
     if (e != Errc::kOk) return e;
@@ -346,6 +373,7 @@ Expected<SocketId, Errc> StackImpl::accept(Time now, SocketId id, Endpoint* peer
     Socket* c = find(child);
     if (!c) continue;
     c->app_open = true;
+    c->ss_connected = true;  // inet_accept: "newsock->state = SS_CONNECTED"
     c->listener_parent = 0;
     c->conn->detach_listener();
     if (peer) *peer = c->conn->tuple().remote;
@@ -359,6 +387,9 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
   Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
   if (s->listener) return Errc::kIsConn;
+  // __inet_stream_connect: "case SS_CONNECTED: err = -EISCONN", whatever
+  // became of the connection (a held socket CLOSED by TIME-WAIT or a reset).
+  if (s->ss_connected) return Errc::kIsConn;
   // Linux __inet_stream_connect: a TCP_FASTOPEN_CONNECT socket whose SYN
   // waits for data is SS_CONNECTING with DEFER_CONNECT: EISCONN.
   if (s->conn->fastopen_deferred()) return Errc::kIsConn;

@@ -44,6 +44,13 @@ struct Socket {
   RouteMetrics dst_metrics;
   uint32_t dst_stale_segs = 0;  // segs_out when the route was found stale
   bool dst_stale_seen = false;
+  // Linux sock->state SS_CONNECTED: accept() returned it (inet_accept), or
+  // its connection was established while the application held it (a
+  // connect() that completes, __inet_stream_connect). It stays so when the
+  // connection closes (RST, TIME-WAIT: tcp_done leaves sock->state alone),
+  // so connect() is EISCONN and listen() EINVAL from then on.
+  bool ss_connected = false;
+  bool tw_counted = false;  // counted in StackImpl::tw_count_ (its connection is a timewait sock)
 };
 
 class StackImpl final : public tcp::TcpEnv {
@@ -69,6 +76,12 @@ class StackImpl final : public tcp::TcpEnv {
       counters_.inc(Counter::TcpExtTCPFastOpenBlackhole);
   }
   void fastopen_active_forget() override { fo_blackhole_.forget(); }
+  // Linux inet_twsk_alloc: "refcount_read(&dr->tw_refcount) - 1 >=
+  // READ_ONCE(dr->sysctl_max_tw_buckets)" fails the allocation. The
+  // compare is unsigned there, so a negative sysctl never does.
+  bool timewait_room() const override {
+    return tw_count_ < static_cast<uint32_t>(cfg_.tcp_max_tw_buckets);
+  }
 
   // ---- driver ----
   void input(Time now, std::span<const uint8_t> datagram, uint16_t gso_size = 0, bool tcp_checksum_valid = false);
@@ -148,6 +161,8 @@ class StackImpl final : public tcp::TcpEnv {
   void reschedule(Socket& s);
   void notify(SocketId id);
   void reap(SocketId id);
+  void sync_tw_count(Socket& s);
+  void note_connected(Socket& s);
   void sync_path_mtu(Socket& s);    // before a call that may send
   uint32_t route_mtu(const RouteMetrics& m, const IpAddr& remote) const;
   void refresh_dst(Socket& s);      // after a call: a stale route is re-looked up once sent on
@@ -200,6 +215,7 @@ class StackImpl final : public tcp::TcpEnv {
   StackConfig cfg_;
   Netif& netif_;
   Counters counters_;
+  uint32_t tw_count_ = 0;  // timewait socks (Linux tcp_death_row.tw_refcount - 1)
   TraceSink* trace_ = nullptr;
   Stack::ReadyFn ready_fn_ = nullptr;
   void* ready_ctx_ = nullptr;

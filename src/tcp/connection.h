@@ -277,6 +277,10 @@ class Connection {
   // When the timewait sock began (Linux tw_entry_stamp, which its FIN-WAIT-2
   // to TIME-WAIT step keeps), or never outside it.
   Time time_wait_entry() const { return timewait_sock() ? tw_entry_ : Time::never(); }
+  // The window field of every segment the timewait sock sends (Linux
+  // tcp_v4_timewait_ack / tcp_v6_timewait_ack: tw_rcv_wnd >> tw_rcv_wscale):
+  // frozen when it began, whatever the holder reads afterwards.
+  uint16_t tw_window_field() const { return static_cast<uint16_t>(tw_rcv_wnd_ >> rcv_.rcv_wscale()); }
   // Linux enters TIME-WAIT as tcp_time_wait + tcp_done: a timewait sock
   // takes the tuple and the full socket is CLOSED. weir keeps one
   // connection for both: in TIME-WAIT it answers for the tuple as the
@@ -536,6 +540,9 @@ class Connection {
   bool defer_bare_ack(const InSegment& seg);
   bool req_timeout_resends(int limit, bool& expire);
   void enter_time_wait(Time now);
+  void freeze_tw_window();
+  void time_wait_overflow(Time now);
+  void fin_wait2_timewait_fin(Time now, const InSegment& seg);
   Duration fin_time() const;
   static uint32_t max_packet(bool v4);
   bool thin_linear_timeout() const;
@@ -561,6 +568,9 @@ class Connection {
   uint32_t listener_ = 0;
   bool orphan_ = false;
   bool fw2_timewait_ = false;  // an orphan's FIN-WAIT-2 in its timewait stage (Linux tw_substate)
+  // The receive window the timewait sock keeps and advertises (Linux
+  // tcptw->tw_rcv_wnd = tcp_receive_window() in tcp_time_wait), in bytes.
+  uint32_t tw_rcv_wnd_ = 0;
   uint8_t events_ = 0;
 
   // RFC 9293 §3.3.1 send sequence variables.

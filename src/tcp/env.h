@@ -69,6 +69,10 @@ class TcpEnv {
   // pause ran out: forget the pauses.
   virtual void fastopen_active_disable(Time now) { (void)now; }
   virtual void fastopen_active_forget() {}
+  // Linux inet_twsk_alloc: a timewait sock may be made while fewer than
+  // tcp_max_tw_buckets exist; otherwise tcp_time_wait closes the
+  // connection without TIME-WAIT (TCPTimeWaitOverflow).
+  virtual bool timewait_room() const { return true; }
   // Linux net_tx_rndhash: a random non-zero transmit hash (tcp/flow_label.h)
   // from a generator of the stack's own, seeded on first use from the
   // driver's secret (StackConfig::secret) so runs repeat.

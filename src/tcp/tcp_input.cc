@@ -273,7 +273,10 @@ void Connection::process_data(Time now, const InSegment& seg) {
   else if (out.in_order > 0) save_lrcv_flowlabel(seg);
   if (!seg.payload.empty()) last_rcv_data_ = now;
   if (out.fin && !had_fin) process_fin(now);
-  if (state_ == State::kClosed) return;
+  // tcp_fin -> tcp_time_wait -> tcp_done: the FIN's ACK went out in
+  // process_fin and a CLOSEd socket sends nothing more (tcp_rcv_state_process
+  // skips tcp_ack_snd_check for TCP_CLOSE).
+  if (state_ == State::kClosed || state_ == State::kTimeWait) return;
   if (out.ack_now || (cwr_ack && rcv_.ack_pending())) {  // Linux tcp_ecn_accept_cwr: ICSK_ACK_NOW
     send_ack(now);
   } else if (rcv_.ack_pending()) {
@@ -290,7 +293,14 @@ void Connection::process_fin(Time now) {
       // Our FIN not yet acknowledged (else we would be in FIN-WAIT-2).
       set_state(now, State::kClosing);
       break;
-    case State::kFinWait2: enter_time_wait(now); break;
+    case State::kFinWait2:
+      // Linux tcp_fin (TCP_FIN_WAIT2): "send ACK and enter TIME_WAIT", in
+      // that order: the full socket ACKs the FIN with a window it selects,
+      // and tcp_time_wait freezes what is left of it (freeze_tw_window).
+      // A FIN-WAIT-2 timewait sock's ACK already carries its frozen window.
+      send_ack(now);
+      enter_time_wait(now);
+      break;
     default: break;
   }
   events_ |= conn_event::kReadiness;
@@ -338,7 +348,9 @@ void Connection::input_time_wait(Time now, const InSegment& seg) {
 void Connection::input_fin_wait2_timewait(Time now, const InSegment& seg) {
   const Seq32 nxt = rcv_.rcv_nxt();
   const Seq32 end = seg.h.seq + seg.len();
-  if (paws_reject(now, seg) || !tw_in_window(seg.h.seq, end, nxt, rcv_.right_edge())) {
+  // tcp_in_window(seq, end_seq, tw_rcv_nxt, tw_rcv_nxt + tw_rcv_wnd): the
+  // frozen window, measured from RCV.NXT.
+  if (paws_reject(now, seg) || !tw_in_window(seg.h.seq, end, nxt, nxt + tw_rcv_wnd_)) {
     if ((seg.len() > 0 && !seg.h.has(SYN)) || !oow_rate_limited(now)) send_ack(now);
     else env_.counters().inc(Counter::TcpExtTCPACKSkippedFinWait2);
     return;
@@ -354,7 +366,22 @@ void Connection::input_fin_wait2_timewait(Time now, const InSegment& seg) {
     done(now, Errc::kOk);
     return;
   }
-  input_synchronized(now, seg);  // the FIN: tcp_fin's ACK and TIME-WAIT
+  fin_wait2_timewait_fin(now, seg);
+}
+
+// tcp_timewait_state_process, FIN_WAIT2 substate, "FIN arrived, enter true
+// time-wait state": the ACK flag was checked, never its value (no
+// tcp_ack(), so an ACK of unsent data or an old one does not matter); the
+// FIN moves RCV.NXT (tw_rcv_nxt = end_seq), its TSval becomes TS.Recent
+// without tcp_replace_ts_recent's checks (PAWS passed), and TCP_TW_ACK
+// answers with the frozen window. The timer restarts at TCP_TIMEWAIT_LEN
+// (inet_twsk_reschedule), as enter_time_wait does.
+void Connection::fin_wait2_timewait_fin(Time now, const InSegment& seg) {
+  if (ts_ok_ && seg.h.options.ts) {
+    ts_recent_ = seg.h.options.ts->val;
+    ts_recent_stamp_ = now;
+  }
+  process_data(now, seg);  // the FIN: process_fin -> ACK and enter_time_wait
 }
 
 }  // namespace weir::tcp

@@ -86,7 +86,10 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   sign_md5(h);
   if (!h.has(SYN)) {
     urg_header(h);  // tcp_urgent.cc: URG while SND.UP is ahead
-    h.window = rcv_.select_window(counters);
+    // A timewait sock does not select a window (Linux tcp_v4_timewait_ack
+    // sends the one tcp_time_wait froze), so reading the holder's data
+    // after TIME-WAIT began never opens it.
+    h.window = timewait_sock() ? tw_window_field() : rcv_.select_window(counters);
     if (sack_ok_ && !h.has(RST) && rcv_.has_sack_blocks()) {
       // Written straight into the header (no non-SYN segment has others).
       // Linux tcp_established_options: the blocks that fit in the 40 bytes

@@ -514,8 +514,13 @@ void Connection::orphan_fin_wait2(Time now, const InSegment* ack) {
 // It is counted when scheduled, as __inet_twsk_schedule does for every
 // timewait sock: TIMEWAITKILLED for a wait of 4 s or less, else TIMEWAITED.
 void Connection::enter_fin_wait2_timewait(Time now, Duration tmo) {
+  if (!env_.timewait_room()) {
+    time_wait_overflow(now);
+    return;
+  }
   fw2_timewait_ = true;
   tw_entry_ = now;
+  freeze_tw_window();
   env_.counters().inc(tmo <= Duration::s(4) ? Counter::TcpExtTWKilled : Counter::TcpExtTW);
   timers_.arm(TimerKind::kKeepalive, now + tmo);
 }
@@ -570,6 +575,10 @@ void Connection::on_keepalive(Time now) {
 }
 
 void Connection::enter_time_wait(Time now) {
+  if (!fin_wait2_timewait() && !env_.timewait_room()) {
+    time_wait_overflow(now);
+    return;
+  }
   // A FIN-WAIT-2 timewait entry that takes the peer's FIN stays the same
   // timewait sock, rescheduled (inet_twsk_reschedule): not counted again,
   // its entry stamp kept. Otherwise tcp_time_wait schedules a new one for
@@ -577,6 +586,7 @@ void Connection::enter_time_wait(Time now) {
   if (!fin_wait2_timewait()) {
     tw_entry_ = now;
     env_.counters().inc(Counter::TcpExtTW);
+    freeze_tw_window();
   }
   set_state(now, State::kTimeWait);
   // tcp_time_wait -> tcp_done: "sk->sk_shutdown = SHUTDOWN_MASK". To a
@@ -589,6 +599,26 @@ void Connection::enter_time_wait(Time now) {
   // RFC 9293 §3.10.8: 2 MSL; Linux's TCP_TIMEWAIT_LEN is a fixed 60 s
   // (tcp_fin_timeout sets FIN-WAIT-2's lifetime, not TIME-WAIT's).
   timers_.arm(TimerKind::kTimeWait, now + kTimeWaitLen);
+}
+
+// Linux tcp_time_wait: "tcptw->tw_rcv_wnd = tcp_receive_window(tp)", what
+// is left of the last window advertised (rcv_wup + rcv_wnd - rcv_nxt). A
+// FIN-WAIT-2 timewait sock that takes the FIN keeps it (tcp_timewait_state_process
+// changes only tw_rcv_nxt), hence not called again on that step.
+void Connection::freeze_tw_window() { tw_rcv_wnd_ = rcv_.receive_window(); }
+
+// Linux tcp_time_wait when inet_twsk_alloc found tcp_max_tw_buckets
+// timewait socks already: "just CLOSE this socket up", counted as
+// TCPTimeWaitOverflow (not TIMEWAITED: nothing is scheduled), then tcp_done.
+// The tuple and the port go at once; a holder sees CLOSE as it would have
+// from TIME-WAIT (both directions shut, unread data kept).
+void Connection::time_wait_overflow(Time now) {
+  env_.counters().inc(Counter::TcpExtTCPTimeWaitOverflow);
+  fw2_timewait_ = false;
+  rd_shut_ = true;
+  wr_shut_ = true;
+  sndq_.clear();
+  end_time_wait(now);
 }
 
 // Linux inet_twsk_kill. An orphan goes with its timewait sock; a socket

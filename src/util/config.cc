@@ -45,6 +45,7 @@ constexpr Key kKeys[] = {
     {"tcp_stdurg", &StackConfig::tcp_stdurg},
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse},
     {"tcp_tw_reuse_delay", &StackConfig::tcp_tw_reuse_delay},
+    {"tcp_max_tw_buckets", &StackConfig::tcp_max_tw_buckets},
     {"ip_local_port_range", &StackConfig::ip_local_port_range},
     {"ip_local_reserved_ports", &StackConfig::ip_local_reserved_ports},
     {"tcp_syncookies", &StackConfig::tcp_syncookies},

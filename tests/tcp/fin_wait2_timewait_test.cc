@@ -124,5 +124,53 @@ TEST(FinWait2Timewait, ConnectTakesItOver) {
   EXPECT_FALSE(fw2_row(t));
 }
 
+// tcp_timewait_state_process (FIN_WAIT2): "Dup ACK?" asks only whether ACK
+// is set; the FIN's ACK value is never checked (no tcp_ack()). A FIN whose
+// ACK covers data never sent, or an old ACK, still starts TIME-WAIT.
+TEST(FinWait2Timewait, FinIsTakenWhateverItAcks) {
+  for (uint32_t ack : {2u + 100000u, 1u}) {
+    Harness t;
+    orphan_fin_wait2(t, t.passive_open());
+    t.advance(Duration::s(1));
+    t.inject(FIN | ACK, 1, ack);
+    Tx a = t.expect_tx();
+    EXPECT_TRUE(a.has(ACK) && !a.has(RST) && !a.has(FIN)) << describe(a);
+    EXPECT_EQ(t.rel_ack(a), 2u) << "ack " << ack;
+    EXPECT_EQ(t.rel_seq(a), 2u);
+    EXPECT_TRUE(time_wait_row(t)) << "ack " << ack;
+    EXPECT_EQ(t.pending(), 0u);
+  }
+}
+
+// tcp_time_wait froze tw_rcv_wnd; the FIN_WAIT2 substate's in-window test
+// is [tw_rcv_nxt, tw_rcv_nxt + tw_rcv_wnd) and its ACKs carry the frozen
+// field, the same as the last one the full socket sent.
+TEST(FinWait2Timewait, AdvertisesTheFrozenWindow) {
+  Harness t;
+  SocketId s = t.passive_open();
+  ASSERT_EQ(t.stack().close(t.now(), s), Errc::kOk);
+  const Tx fin = t.expect_tx();
+  t.inject(ACK, 1, 2);
+  t.advance(Duration::s(1));
+  t.inject(FIN | ACK, 1, 2);
+  const Tx a = t.expect_tx();
+  EXPECT_EQ(a.h.window, fin.h.window) << describe(a);
+}
+
+// tcp_time_wait(sk, TCP_FIN_WAIT2, tmo) without room for a timewait sock
+// (tcp_max_tw_buckets): TCPTimeWaitOverflow and tcp_done, so the orphan
+// goes silently and a later segment of the peer's finds no socket.
+TEST(FinWait2Timewait, NoRoomForATimewaitSockEndsTheOrphan) {
+  StackConfig cfg;
+  cfg.tcp_max_tw_buckets = 0;
+  Harness t(cfg);
+  orphan_fin_wait2(t, t.passive_open());
+  EXPECT_FALSE(fw2_row(t));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeWaitOverflow), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTW), 0u);
+  t.inject(FIN | ACK, 1, 2);
+  EXPECT_TRUE(t.expect_tx().has(RST));
+}
+
 }  // namespace
 }  // namespace weir::test

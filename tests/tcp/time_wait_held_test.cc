@@ -139,5 +139,96 @@ TEST(TimeWaitHeld, NewerSynTakesTheTupleToTheListener) {
   EXPECT_EQ(t.pending(), 0u);
 }
 
+// Linux tcp_time_wait freezes tw_rcv_wnd = tcp_receive_window() and every
+// ACK the timewait sock sends carries tw_rcv_wnd >> tw_rcv_wscale
+// (tcp_v4_timewait_ack): the holder reading the data afterwards frees
+// buffer space but never opens the window TIME-WAIT advertises.
+TEST(TimeWaitHeld, ReadingAfterTimeWaitDoesNotOpenTheWindow) {
+  Harness t;
+  SocketId s = t.passive_open();
+  ASSERT_EQ(set_int(t, s, SOL_SOCKET, SO_RCVBUF, 4096), Errc::kOk);
+  ASSERT_EQ(t.stack().shutdown(t.now(), s, SHUT_WR), Errc::kOk);
+  t.expect_tx();
+  t.inject(ACK, 1, 2);
+  t.inject(ACK, 1, 2, 1000);
+  t.inject(ACK, 1001, 2, 1000);
+  t.clear_tx();
+  t.inject(FIN | ACK, 2001, 2);
+  const Tx fin_ack = t.expect_tx();
+  ASSERT_EQ(t.rel_ack(fin_ack), 2002u);
+  ASSERT_EQ(state(t, s), 7);
+  std::vector<uint8_t> b(4000);
+  EXPECT_EQ(*t.stack().recv(t.now(), s, b), 2000u);
+  EXPECT_EQ(t.pending(), 0u);  // no window update from a timewait sock
+  t.advance(Duration::ms(200));
+  t.inject(FIN | ACK, 2001, 2);
+  const Tx again = t.expect_tx();
+  EXPECT_EQ(t.rel_ack(again), 2002u);
+  EXPECT_EQ(again.h.window, fin_ack.h.window) << describe(fin_ack) << " then " << describe(again);
+}
+
+// Linux tcp_time_wait with inet_twsk_alloc failing (tcp_max_tw_buckets
+// timewait socks exist): TCPTimeWaitOverflow, no TIMEWAITED, tcp_done. The
+// FIN was ACKed first (tcp_fin: tcp_send_ack, then tcp_time_wait); the
+// tuple is free at once, so the peer's retransmitted FIN finds nothing.
+TEST(TimeWaitHeld, NoRoomForATimewaitSockClosesAtOnce) {
+  StackConfig cfg;
+  cfg.tcp_max_tw_buckets = 0;
+  Harness t(cfg);
+  SocketId s = held_time_wait(t, t.passive_open());
+  EXPECT_EQ(state(t, s), 7);
+  EXPECT_FALSE(time_wait_row(t));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeWaitOverflow), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTW), 0u);
+  EXPECT_EQ(t.stack().poll(s), ev::IN | ev::RDHUP | ev::HUP | ev::OUT);
+  t.inject(FIN | ACK, 1, 2);
+  EXPECT_TRUE(t.expect_tx().has(RST));
+}
+
+// The limit counts the timewait socks that exist: with room for one, the
+// first connection keeps its TIME-WAIT and the second overflows; once the
+// first has gone, there is room again.
+TEST(TimeWaitHeld, TheLimitCountsLiveTimewaitSocks) {
+  StackConfig cfg;
+  cfg.tcp_max_tw_buckets = 1;
+  Harness t(cfg);
+  held_time_wait(t, t.passive_open());
+  EXPECT_TRUE(time_wait_row(t));
+  t.remote_port = 50001;
+  held_time_wait(t, t.passive_open());
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeWaitOverflow), 1u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTW), 1u);
+  t.advance(Duration::s(60));
+  EXPECT_FALSE(time_wait_row(t));
+  t.remote_port = 50002;
+  held_time_wait(t, t.passive_open());
+  EXPECT_TRUE(time_wait_row(t));
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTW), 2u);
+  EXPECT_EQ(t.stack().counters().get(Counter::TcpExtTCPTimeWaitOverflow), 1u);
+}
+
+// After the timewait entry has gone, the socket still held keeps what
+// Linux keeps: getsockname names the port (inet_sport; __inet_put_port
+// clears only inet_num), sock->state stays SS_CONNECTED so connect() is
+// EISCONN (__inet_stream_connect) and listen() EINVAL (inet_listen), for
+// an active and an accepted socket alike.
+TEST(TimeWaitHeld, AfterTheTimewaitEntryTheSocketStaysConnectedToTheApi) {
+  for (bool active : {true, false}) {
+    Harness t;
+    SocketId s = held_time_wait(t, active ? t.active_open() : t.passive_open());
+    const uint16_t port = t.stack().local_endpoint(s)->port;
+    EXPECT_NE(port, 0);
+    EXPECT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port}), Errc::kIsConn);
+    t.advance(Duration::s(60));
+    EXPECT_FALSE(time_wait_row(t));
+    ASSERT_TRUE(t.stack().local_endpoint(s));
+    EXPECT_EQ(t.stack().local_endpoint(s)->port, port) << "active " << active;
+    EXPECT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port}), Errc::kIsConn)
+        << "active " << active;
+    EXPECT_EQ(t.stack().listen(t.now(), s, 1), Errc::kInval);
+    EXPECT_EQ(t.pending(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace weir::test
