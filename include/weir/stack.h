@@ -36,6 +36,16 @@ inline constexpr uint32_t HUP = 0x010;
 inline constexpr uint32_t RDHUP = 0x2000;
 }  // namespace ev
 
+// A timewait sock as Linux's inet_diag reports it (inet_twsk_diag_fill):
+// its tw_substate as the state (TIME-WAIT 6, or an orphan's FIN-WAIT-2 5),
+// the tuple, and the time left on its timer (idiag_timer 3, "timewait").
+struct TimewaitSock {
+  Endpoint local;
+  Endpoint remote;
+  uint8_t state = 6;
+  Duration expires;
+};
+
 class StackImpl;
 
 // The outcome of a Fast Open send (RFC 7413, Linux tcp_sendmsg_fastopen).
@@ -146,6 +156,9 @@ class Stack {
   // /proc/net/tcp6 (AF_INET6 sockets), in tcp4_seq_show / tcp6_seq_show's
   // exact layout, timers relative to the last time the stack was given.
   std::string proc_net_tcp(bool v6) const;
+  // Every timewait sock, whoever still holds the socket it came from (ss
+  // lists them: orphans' entries are in no application's socket list).
+  std::vector<TimewaitSock> timewait_socks() const;
 
   // Called whenever a socket's readiness may have changed (after input,
   // advance or an app call). Drivers use it to wake coroutines or apps.

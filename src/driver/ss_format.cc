@@ -74,6 +74,40 @@ std::string ss_info_line(const TcpInfo& i) {
   return o + "\n";
 }
 
+// iproute2 ss print_ms_timer: minutes, then seconds ("sec" when no
+// milliseconds follow, "." when they do), then milliseconds as "%03dms";
+// seconds past 9 drop the milliseconds, minutes past 9 the seconds too.
+std::string ss_ms_timer(int64_t timeout_ms) {
+  const int64_t minutes = timeout_ms / 1000 / 60;
+  int64_t secs = timeout_ms / 1000 % 60;
+  int64_t msecs = timeout_ms % 1000;
+  std::string o;
+  if (minutes) {
+    msecs = 0;
+    o = fmt::format("{}min", minutes);
+    if (minutes > 9) secs = 0;
+  }
+  if (secs) {
+    if (secs > 9) msecs = 0;
+    o += fmt::format("{}{}", secs, msecs ? "." : "sec");
+  }
+  if (msecs) o += fmt::format("{:03}ms", msecs);
+  return o;
+}
+
+namespace {
+
+// A timewait sock's row: no queues (inet_twsk_diag_fill leaves them 0) and,
+// as `ss -o` prints it, "timer:(timewait,<left>,0)" on the same line.
+std::string ss_timewait_row(const TimewaitSock& tw, bool timer) {
+  std::string o = fmt::format("{:<11}{:>7} {:>7} {:>40} {:>40}", ss_state_name(tw.state), 0, 0,
+                              tw.local.to_string(), tw.remote.to_string());
+  if (timer) o += fmt::format(" timer:(timewait,{},0)", ss_ms_timer(tw.expires.ms()));
+  return o + "\n";
+}
+
+}  // namespace
+
 std::string format_ss(const Stack& st, const std::vector<SocketId>& socks, Time, bool info) {
   std::string o = fmt::format("{:<11}{:>7} {:>7} {:>40} {:>40}\n", "State", "Recv-Q", "Send-Q",
                               "Local Address:Port", "Peer Address:Port");
@@ -90,6 +124,9 @@ std::string format_ss(const Stack& st, const std::vector<SocketId>& socks, Time,
     o += fmt::format("{:<11}{:>7} {:>7} {:>40} {:>40}\n", ss_state_name(ti->tcpi_state), inq, outq, local, peer);
     if (info && ti->tcpi_state != 10) o += ss_info_line(*ti);
   }
+  // The timewait socks are not the application's (an orphan's has no
+  // socket left), but ss lists them: inet_diag dumps the established hash.
+  for (const TimewaitSock& tw : st.timewait_socks()) o += ss_timewait_row(tw, info);
   return o;
 }
 

@@ -18,7 +18,10 @@ const char* ss_state_name(uint8_t tcpi_state);
 std::string ss_rate(double bits_per_sec);
 // The indented second line of `ss -ti` for one connection.
 std::string ss_info_line(const TcpInfo& i);
-// Header plus one entry per socket; `info` adds the tcp_info line.
+// iproute2's print_ms_timer: "59sec", "5.250ms", "1min", "200ms".
+std::string ss_ms_timer(int64_t timeout_ms);
+// Header plus one entry per socket, then the stack's timewait socks;
+// `info` adds the tcp_info line and the timewait timers.
 std::string format_ss(const Stack& st, const std::vector<SocketId>& socks, Time now, bool info);
 // `nstat -az` layout: "#kernel" then "Name  value  rate"; zeros left out
 // unless `zeros`.

@@ -63,6 +63,23 @@ std::string StackImpl::proc_net_tcp(bool v6) const {
   return out;
 }
 
+// inet_diag_dump_icsk walks the established hash, where the timewait socks
+// are (sk_state TCP_TIME_WAIT, reported with tw_substate); by socket id here.
+std::vector<TimewaitSock> StackImpl::timewait_socks() const {
+  std::vector<SocketId> ids;
+  for (const auto& [id, s] : sockets_)
+    if (s->conn && s->in_demux && s->conn->timewait_sock()) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  std::vector<TimewaitSock> out;
+  for (SocketId id : ids) {
+    const tcp::Connection& c = *find(id)->conn;
+    const Time end = c.next_deadline();
+    const Duration left = end.is_never() || end < last_now_ ? Duration::zero() : end - last_now_;
+    out.push_back({c.tuple().local, c.tuple().remote, tcp::linux_state(c.state()), left});
+  }
+  return out;
+}
+
 // One socket's line: get_tcp4_sock for full sockets, get_openreq4 for a
 // child still in SYN-RECEIVED (Linux's request sock), get_timewait4_sock
 // for a timewait sock (TIME-WAIT, or an orphan's FIN-WAIT-2 timewait stage:

@@ -69,6 +69,7 @@ Expected<Endpoint, Errc> Stack::local_endpoint(SocketId s) const { return impl_-
 Expected<Endpoint, Errc> Stack::remote_endpoint(SocketId s) const { return impl_->remote_endpoint(s); }
 Expected<TcpInfo, Errc> Stack::tcp_info(SocketId s) const { return impl_->tcp_info(s, impl_->last_now()); }
 std::string Stack::proc_net_tcp(bool v6) const { return impl_->proc_net_tcp(v6); }
+std::vector<TimewaitSock> Stack::timewait_socks() const { return impl_->timewait_socks(); }
 void Stack::set_ready_callback(ReadyFn fn, void* ctx) { impl_->set_ready(fn, ctx); }
 
 }  // namespace weir

@@ -124,6 +124,7 @@ class StackImpl final : public tcp::TcpEnv {
   Expected<TcpInfo, Errc> tcp_info(SocketId s, Time now) const;
   size_t connection_count() const { return demux_.size(); }
   std::string proc_net_tcp(bool v6) const;  // proc_net.cc
+  std::vector<TimewaitSock> timewait_socks() const;  // proc_net.cc
   Time last_now() const { return last_now_; }
   void note_now(Time now) { if (now > last_now_) last_now_ = now; }
   // The engine's clock is monotonic: a `now` earlier than one already seen
