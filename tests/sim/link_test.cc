@@ -379,8 +379,11 @@ TEST(Link, StepMarkingSetsCeOnEctArrivalsAtTheThresholdOnly) {
     // A burst of 6: the first starts transmitting at once, so the queue the
     // 5th arrival sees holds 3 (2nd-4th): it and the 6th are marked; a
     // not-ECT 7th is only queued (the AQM cannot mark it).
-    for (int i = 0; i < 6; ++i) b.link.send(b.loop.now(), b.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1000, 2, v6)));
-    b.link.send(b.loop.now(), b.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1000, 0, v6)));
+    auto send = [&](uint8_t ecn) {
+      b.link.send(b.loop.now(), b.pool.make(tcp_datagram(wire::tcp_flag::ACK, 1000, 1000, ecn, v6)));
+    };
+    for (int i = 0; i < 6; ++i) send(2);
+    send(0);
     b.drain();
     EXPECT_EQ(delivered_ecn(b, v6), (std::vector<int>{2, 2, 2, 2, 3, 3, 0}));
     EXPECT_EQ(b.link.stats().ce_marked, 2u);
