@@ -30,6 +30,7 @@ enum class Errc : int {
   kNetUnreach = ENETUNREACH,
   kMsgSize = EMSGSIZE,
   kFault = EFAULT,
+  kFBig = EFBIG,     // TCP_REPAIR_OPTIONS with a window shift above 14 (tcp_repair_options_est)
   kAfNoSupport = EAFNOSUPPORT,
   kPerm = EPERM,
   kNoEnt = ENOENT,   // TCP_CONGESTION with an unknown algorithm (as Linux)

@@ -570,6 +570,9 @@ Errc StackImpl::setsockopt(Time now, SocketId id, int level, int name, std::span
   if (level == IPPROTO_TCP && (name == TCP_MD5SIG || name == TCP_MD5SIG_EXT))
     return tcp::md5::apply_sockopt(s->conn->md5_keys(), name, s->v6, v);
   if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY) return v6only_sockopt(*s, v);
+  // Linux tcp_can_repair_sock: never a listener (weir keeps its state in
+  // the socket's Listener, not in the connection).
+  if (level == IPPROTO_TCP && name == TCP_REPAIR && s->listener) return Errc::kPerm;
   // IP_TOS, IP_TTL, IPV6_TCLASS, IPV6_UNICAST_HOPS: the socket's family
   // decides what reaches the IPv6 level (tcp/ip_fields.h). They apply from
   // the next segment on (Linux resets the cached route: sk_dst_reset).
@@ -611,7 +614,18 @@ Errc StackImpl::getsockopt(SocketId id, int level, int name, std::span<uint8_t> 
     return Errc::kOk;
   }
   if (auto e = tcp::get_ip_field(s->conn->opts(), s->v6, s->conn->tx_ecn(), cfg_, level, name, v, len)) return *e;
+  if (level == IPPROTO_TCP && name == TCP_TIMESTAMP) return tcp_timestamp_opt(*s, v, len);
   return s->conn->getsockopt(level, name, v, len);
+}
+
+// Linux do_tcp_getsockopt(TCP_TIMESTAMP): the connection's TS clock now
+// (tcp_time_stamp_raw() + tsoffset), at the latest time the stack has seen.
+Errc StackImpl::tcp_timestamp_opt(const Socket& s, std::span<uint8_t> v, size_t* len) const {
+  const uint32_t ts = s.conn->tcp_clock_ts(last_now_);
+  if (v.size() < sizeof ts) return Errc::kInval;
+  std::memcpy(v.data(), &ts, sizeof ts);
+  if (len) *len = sizeof ts;
+  return Errc::kOk;
 }
 
 Errc StackImpl::ioctl(SocketId id, unsigned long req, int* out) const {

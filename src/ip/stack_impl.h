@@ -196,6 +196,7 @@ class StackImpl final : public tcp::TcpEnv {
   Socket* find_listener(const Endpoint& local);
   bool self_v6only(SocketId self) const;
   Errc v6only_sockopt(Socket& s, std::span<const uint8_t> v);
+  Errc tcp_timestamp_opt(const Socket& s, std::span<uint8_t> v, size_t* len) const;
   bool owns(const IpAddr& a) const;
   // bind() to port 0 (Linux inet_csk_find_open_port); `reuse`: the socket
   // has SO_REUSEADDR, which keeps it to the lower half of the range first.

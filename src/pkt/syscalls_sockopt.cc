@@ -16,9 +16,12 @@
 namespace weir::pkt {
 namespace {
 
-// Options the engine has no notion of: the script is skipped, not failed.
+// Options the engine has no notion of, or whose value a script cannot
+// spell (TCP_REPAIR_OPTIONS' array of struct tcp_repair_opt, TCP_REPAIR_WINDOW's
+// struct; the int-valued TCP_REPAIR family runs): the script is skipped, not failed.
 bool unsupported_sockopt(std::string_view name) {
-  static const char* kNames[] = {"TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR", "TCP_ULP", "SO_BINDTODEVICE"};
+  static const char* kNames[] = {"TCP_ZEROCOPY_RECEIVE", "TCP_REPAIR_OPTIONS", "TCP_REPAIR_WINDOW", "TCP_ULP",
+                                 "SO_BINDTODEVICE"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <linux/tcp.h>
 #include <sys/socket.h>
 
 #include "weir/stack.h"
@@ -203,6 +204,7 @@ void Connection::sync_pmtu(uint32_t path_mtu) {
 }
 
 Errc Connection::open_active(Time now, const FourTuple& t) {
+  if (repair_.on) return open_repaired(now, t);  // Linux tcp_connect: tcp_finish_connect, no SYN
   init_active(now, t);
   retrans_stamp_ = now;
   send_syn(now);
@@ -409,6 +411,7 @@ Expected<size_t, Errc> Connection::send(Time now, std::span<const uint8_t> data,
     return n;
   }
   if (state_ != State::kEstablished && state_ != State::kCloseWait) return fail();
+  if (repair_.on) return repair_send(now, data, flags, iov);  // tcp_sendmsg_locked's repair branch
   if (data.empty()) return size_t{0};
   const size_t n = queue_write(now, data, flags, iov);
   const bool partial = n < data.size();
@@ -426,6 +429,9 @@ Expected<size_t, Errc> Connection::recv(Time now, std::span<uint8_t> out, int fl
   if (flags & MSG_OOB) return recv_urg(out, flags);
   if (state_ == State::kListen) return Unexpected(Errc::kNotConn);
   const bool peek = (flags & MSG_PEEK) != 0;
+  // tcp_recvmsg_locked under repair: a peek at the receive queue is the
+  // ordinary one; anything else is tcp_repair.cc's.
+  if (repair_.on && !(peek && repair_.queue == TCP_RECV_QUEUE)) return repair_recv(out, flags);
   if (rcv_.readable() > 0 && !out.empty()) {
     ReadResult r = rcv_.read(now, out, peek, env_.counters());
     if (r.window_update && synchronized() && state_ != State::kTimeWait) send_ack(now);
@@ -498,6 +504,12 @@ void Connection::close(Time now) {
   }
   if (state_ == State::kSynSent) {
     set_state(now, State::kClosed);
+    return;
+  }
+  // Linux __tcp_close under repair: tcp_disconnect with sk_err ECONNABORTED
+  // and neither FIN nor RST; the queues go with the socket.
+  if (repair_.on) {
+    done(now, Errc::kConnAborted);
     return;
   }
   if (rcv_.readable() > 0) {

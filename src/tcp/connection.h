@@ -217,6 +217,11 @@ class Connection {
   // TCP_TX_DELAY (Linux tcp_enable_tx_delay + tp->tcp_tx_delay), sockopt.cc.
   void set_tx_delay(uint32_t us);
   uint32_t poll() const;
+  // TCP_REPAIR (tcp_repair.cc, Linux tcp.c): the connection is being
+  // checkpointed or restored; getsockopt(TCP_TIMESTAMP) reads the TS clock
+  // at `now` (the stack's latest time: getsockopt has none of its own).
+  bool repair() const { return repair_.on; }
+  uint32_t tcp_clock_ts(Time now) const { return tsval(now); }
   // recvmsg(MSG_ERRQUEUE) (tcp_errqueue.cc): the oldest entry, or EAGAIN.
   Expected<ErrQueueEntry, Errc> recv_error();
   // sk_error_report() calls so far: a wake-up for pollers (EPOLLET).
@@ -363,6 +368,25 @@ class Connection {
   }
   void record_trace(TraceSink& sink, Time now, TraceEvent ev, uint64_t a, uint64_t b) const;
   bool synchronized() const;
+
+  // --- tcp_repair.cc (Linux TCP_REPAIR: do_tcp_setsockopt / do_tcp_getsockopt)
+  static bool is_repair_opt(int name);
+  Errc set_repair_opt(Time now, int name, std::span<const uint8_t> val);
+  Errc get_repair_opt(int name, std::span<uint8_t> val, size_t* len) const;
+  Errc set_repair(Time now, int v);
+  Errc set_repair_queue(int v);
+  Errc set_queue_seq(uint32_t v);
+  Errc set_repair_options(Time now, std::span<const uint8_t> val);
+  Errc apply_repair_option(uint32_t code, uint32_t v);
+  Errc set_repair_window(std::span<const uint8_t> val);
+  Errc get_repair_window(std::span<uint8_t> val, size_t* len) const;
+  Errc open_repaired(Time now, const FourTuple& t);
+  Expected<size_t, Errc> repair_send(Time now, std::span<const uint8_t> data, int flags,
+                                     std::span<const uint32_t> iov);
+  Expected<size_t, Errc> repair_recv(std::span<uint8_t> out, int flags);
+  void repair_xmit(Time now);
+  void send_window_probe(Time now);
+  Seq32 repair_rcv_nxt() const { return synchronized_rcv_ ? rcv_.rcv_nxt() : repair_.rcv_nxt; }
 
   // --- tcp_input_syn.cc
   void input_syn_sent(Time now, const InSegment& seg);
@@ -571,6 +595,14 @@ class Connection {
   // The receive window the timewait sock keeps and advertises (Linux
   // tcptw->tw_rcv_wnd = tcp_receive_window() in tcp_time_wait), in bytes.
   uint32_t tw_rcv_wnd_ = 0;
+  // Linux tp->repair, tp->repair_queue and, until connect(), the RCV.NXT
+  // that TCP_QUEUE_SEQ gave the receive queue (Linux writes tp->rcv_nxt,
+  // which tcp_connect_init keeps under repair).
+  struct Repair {
+    bool on = false;
+    uint8_t queue = 0;  // TCP_NO_QUEUE
+    Seq32 rcv_nxt;
+  } repair_;
   uint8_t events_ = 0;
 
   // RFC 9293 §3.3.1 send sequence variables.

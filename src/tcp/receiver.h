@@ -168,6 +168,16 @@ class Receiver {
   // shift becomes 0 and every window is capped at 65535 (RFC 7323 §2.2).
   void on_syn(Time now, const RcvNegotiated& n);
 
+  // ---- TCP_REPAIR (Linux tcp.c; tcp/tcp_repair.cc, rcv_repair.cc) --------
+  // tcp_send_rcvq: `data` enters the readable queue at RCV.NXT, as if it had
+  // arrived; ENOMEM when the buffer cannot hold it (tcp_try_rmem_schedule).
+  Errc repair_queue_data(std::span<const uint8_t> data);
+  // tcp_repair_options_est: the options the checkpointed connection had.
+  void repair_options(Time now, bool wscale_ok, uint8_t rcv_wscale, bool sack_ok, bool timestamps);
+  // tcp_repair_set_window: the receive half of struct tcp_repair_window.
+  void repair_window(uint32_t rcv_wnd, Seq32 rcv_wup);
+  Seq32 copied_seq() const { return copied_seq_; }
+
   // ---- socket options -------------------------------------------------------
   // SO_RCVBUF: doubled like Linux, capped by rmem_max, locks autotuning.
   Errc set_rcvbuf(uint32_t bytes);

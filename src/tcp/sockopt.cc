@@ -95,6 +95,7 @@ void Connection::set_tx_delay(uint32_t us) {
 }
 
 Errc Connection::setsockopt(Time now, int level, int name, std::span<const uint8_t> val) {
+  if (level == IPPROTO_TCP && is_repair_opt(name)) return set_repair_opt(now, name, val);  // tcp_repair.cc
   if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
     std::string n(reinterpret_cast<const char*>(val.data()), val.size());
     n = n.substr(0, n.find('\0'));
@@ -300,6 +301,7 @@ Errc Connection::getsockopt(int level, int name, std::span<uint8_t> val, size_t*
     return Errc::kOk;
   }
   if (level == IPPROTO_TCP && name == TCP_SAVED_SYN) return get_saved_syn(val, len);
+  if (level == IPPROTO_TCP && is_repair_opt(name)) return get_repair_opt(name, val, len);  // tcp_repair.cc
   if (level == SOL_SOCKET) {
     switch (name) {
       case SO_RCVBUF: return put_int(val, len, static_cast<int>(rcv_.rcvbuf()));

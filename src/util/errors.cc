@@ -29,6 +29,7 @@ const char* errc_name(Errc e) {
     case Errc::kNetUnreach: return "ENETUNREACH";
     case Errc::kMsgSize: return "EMSGSIZE";
     case Errc::kFault: return "EFAULT";
+    case Errc::kFBig: return "EFBIG";
     case Errc::kAfNoSupport: return "EAFNOSUPPORT";
     case Errc::kPerm: return "EPERM";
     case Errc::kNoEnt: return "ENOENT";
