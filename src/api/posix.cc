@@ -161,21 +161,22 @@ int Api::connect(int fd, const sockaddr* addr, socklen_t len) {
   int family = 0;
   if (!from_sockaddr(addr, len, ep, family)) return fail(EINVAL);
   if (family == AF_INET && f->v6) return fail(EAFNOSUPPORT);
-  Errc e = stack_.connect(now_, f->id, ep);
+  const Errc e = stack_.connect(now_, f->id, ep);
   if (e == Errc::kOk) return 0;
-  if (e != Errc::kInProgress) return fail(e);
-  // A blocking connect waits for the handshake (Linux inet_wait_for_connect),
-  // at most SO_SNDTIMEO: then EINPROGRESS, the handshake going on.
+  if (e != Errc::kInProgress && e != Errc::kAlready) return fail(e);
+  // A blocking connect waits while the handshake goes on (Linux
+  // inet_wait_for_connect), at most SO_SNDTIMEO: then EINPROGRESS (or
+  // EALREADY), the handshake going on. Calling again is the call's common
+  // tail: 0 and SS_CONNECTED, or the error the connection closed with.
   const Time until = deadline(*f, true);
-  while (!(stack_.poll(f->id) & (ev::OUT | ev::ERR | ev::HUP))) {
+  for (;;) {
     if (!wait(fd, *f, POLLOUT, until)) return fail(e);
     f = fd_entry(fd);
     if (!f) return fail(EBADF);
+    const Errc again = stack_.connect(now_, f->id, ep);
+    if (again == Errc::kOk) return 0;
+    if (again != Errc::kAlready) return fail(again);
   }
-  int err = 0;
-  socklen_t l = sizeof err;
-  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l);
-  return err ? fail(err) : 0;
 }
 
 ssize_t Api::send(int fd, const void* buf, size_t n, int flags) {

@@ -65,12 +65,17 @@ FastOpenSend StackImpl::sendto_fastopen(Time now, SocketId id, std::span<const u
     }
   }
   if (!to) return FastOpenSend{Errc::kInval};  // __inet_stream_connect without an address
-  // SS_CONNECTED stays after the connection closed: EISCONN (StackImpl::connect).
-  if (s->in_demux || s->ss_connected) return FastOpenSend{Errc::kIsConn};
+  // __inet_stream_connect on a closed connection: SS_CONNECTED stays after it
+  // closed (EISCONN), SS_DISCONNECTING is EINVAL, SS_CONNECTING reports the
+  // failure and starts over (StackImpl::connect_again).
+  if (s->ss == SockState::kConnected || s->in_demux) return FastOpenSend{Errc::kIsConn};
+  if (s->ss == SockState::kDisconnecting) return FastOpenSend{Errc::kInval};
+  if (s->ss == SockState::kConnecting) return FastOpenSend{connect_again(*s)};
   auto t = connect_tuple(now, *s, *to);
   if (!t) return FastOpenSend{t.error()};
   tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);
   fo.writer_until = now + wait;
+  s->ss = SockState::kConnecting;  // __inet_stream_connect, is_sendmsg
   out.queued = s->conn->open_active_fastopen(now, *t, fo, d);
   if (flags & MSG_ZEROCOPY) s->conn->zerocopy_syn_data(d.size(), out.queued);
   out.connecting = true;

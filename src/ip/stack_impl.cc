@@ -220,7 +220,6 @@ void StackImpl::after_call(Socket& s) {
   sync_tw_count(s);
   refresh_dst(s);
   const uint8_t ev = s.conn ? s.conn->take_events() : 0;
-  if (!s.ss_connected && s.app_open) note_connected(s);
   if (ev & tcp::conn_event::kEstablished) {
     Socket* ls = find(s.listener_parent);
     if (ls && ls->listener) {
@@ -251,14 +250,26 @@ void StackImpl::after_call(Socket& s) {
   if (ev & (tcp::conn_event::kReadiness | tcp::conn_event::kClosed)) notify(id);
 }
 
-// SS_CONNECTED for an active open: __inet_stream_connect sets it when the
-// handshake completes under connect() (ESTABLISHED, or CLOSE-WAIT when the
-// SYN-ACK's FIN came with it). A non-blocking connect() that is never
-// called again stays SS_CONNECTING in Linux; weir does not tell the two
-// apart and takes the established connection as connected.
-void StackImpl::note_connected(Socket& s) {
-  const tcp::State st = s.conn ? s.conn->state() : tcp::State::kClosed;
-  if (st == tcp::State::kEstablished || st == tcp::State::kCloseWait) s.ss_connected = true;
+// __inet_stream_connect on an SS_CONNECTING socket (the call's "err =
+// -EALREADY" branch, then its common tail): a TCP_FASTOPEN_CONNECT socket
+// whose SYN waits for data is EISCONN (defer_connect, not a sendmsg); in
+// SYN-SENT/SYN-RECEIVED, EALREADY (a blocking caller waits and calls again);
+// CLOSE, the connection failed or was reset meanwhile: "sock_error(sk) ? :
+// -ECONNABORTED", SS_UNCONNECTED and tcp_disconnect, so the next connect()
+// starts afresh; any other state, SS_CONNECTED and 0.
+Errc StackImpl::connect_again(Socket& s) {
+  if (s.conn->fastopen_deferred()) return Errc::kIsConn;
+  switch (s.conn->state()) {
+    case tcp::State::kSynSent:
+    case tcp::State::kSynReceived: return Errc::kAlready;
+    case tcp::State::kClosed:
+    case tcp::State::kTimeWait: {  // a holder's TIME-WAIT is CLOSE to it
+      const Errc e = s.conn->take_error();
+      s.ss = SockState::kUnconnected;
+      return e == Errc::kOk ? Errc::kConnAborted : e;
+    }
+    default: s.ss = SockState::kConnected; return Errc::kOk;
+  }
 }
 
 // The count tcp_max_tw_buckets bounds (Linux tw_refcount, taken in
@@ -351,7 +362,7 @@ Errc StackImpl::listen(Time now, SocketId id, int backlog) {
   }
   // inet_listen: "if (sock->state != SS_UNCONNECTED ...) goto out" (EINVAL),
   // also once the connection has closed.
-  if (st != tcp::State::kClosed || s->ss_connected) return Errc::kInval;
+  if (st != tcp::State::kClosed || s->ss != SockState::kUnconnected) return Errc::kInval;
   if (!s->bound) {
     Errc e = bind(id, Endpoint{s->v6 ? IpAddr::v6({}) : IpAddr::v4(0), 0});
     if (e != Errc::kOk) return e;
@@ -373,7 +384,7 @@ Expected<SocketId, Errc> StackImpl::accept(Time now, SocketId id, Endpoint* peer
     Socket* c = find(child);
     if (!c) continue;
     c->app_open = true;
-    c->ss_connected = true;  // inet_accept: "newsock->state = SS_CONNECTED"
+    c->ss = SockState::kConnected;  // inet_accept: "newsock->state = SS_CONNECTED"
     c->listener_parent = 0;
     c->conn->detach_listener();
     if (peer) *peer = c->conn->tuple().remote;
@@ -387,18 +398,17 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
   Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
   if (s->listener) return Errc::kIsConn;
-  // __inet_stream_connect: "case SS_CONNECTED: err = -EISCONN", whatever
-  // became of the connection (a held socket CLOSED by TIME-WAIT or a reset).
-  if (s->ss_connected) return Errc::kIsConn;
-  // Linux __inet_stream_connect: a TCP_FASTOPEN_CONNECT socket whose SYN
-  // waits for data is SS_CONNECTING with DEFER_CONNECT: EISCONN.
-  if (s->conn->fastopen_deferred()) return Errc::kIsConn;
-  switch (s->conn->state()) {
-    case tcp::State::kClosed: break;
-    case tcp::State::kSynSent:
-    case tcp::State::kSynReceived: return Errc::kAlready;
-    default: return Errc::kIsConn;
+  // __inet_stream_connect's switch on sock->state. SS_CONNECTED: EISCONN,
+  // whatever became of the connection (a held socket CLOSED by TIME-WAIT or
+  // a reset); SS_DISCONNECTING: EINVAL.
+  switch (s->ss) {
+    case SockState::kConnected: return Errc::kIsConn;
+    case SockState::kDisconnecting: return Errc::kInval;
+    case SockState::kConnecting: return connect_again(*s);
+    case SockState::kUnconnected: break;
   }
+  // SS_UNCONNECTED: "err = -EISCONN; if (sk->sk_state != TCP_CLOSE) goto out".
+  if (s->conn->state() != tcp::State::kClosed) return Errc::kIsConn;
   if (s->conn->next_deadline() != Time::never() || s->in_demux) return Errc::kIsConn;
   auto t = connect_tuple(now, *s, remote);
   if (!t) return t.error();
@@ -407,6 +417,7 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
     // needed) connect() returns 0 and the SYN waits for the first write;
     // otherwise the SYN goes now, asking for a cookie.
     const tcp::ActiveFastOpen fo = fastopen_client(now, *s, *t);
+    s->ss = SockState::kConnecting;  // "sock->state = SS_CONNECTING", defer_connect or not
     if (fo.send_data) {
       s->conn->defer_active_open(now, *t);
       after_call(*s);
@@ -418,7 +429,11 @@ Errc StackImpl::connect(Time now, SocketId id, const Endpoint& remote) {
   }
   Errc e = s->conn->open_active(now, *t);
   after_call(*s);
-  return e;
+  if (e != Errc::kOk && e != Errc::kInProgress) return e;
+  s->ss = SockState::kConnecting;
+  // A repaired socket is ESTABLISHED at once (tcp_connect: tcp_finish_connect):
+  // the common tail makes it SS_CONNECTED and returns 0.
+  return e == Errc::kOk ? connect_again(*s) : e;
 }
 
 // The checks and the local endpoint of an active open (Linux
@@ -515,13 +530,21 @@ Expected<size_t, Errc> StackImpl::splice_read(Time now, SocketId id, std::span<u
 Errc StackImpl::shutdown(Time now, SocketId id, int how) {
   Socket* s = app_socket(id);
   if (!s) return Errc::kBadf;
+  if (how < SHUT_RD || how > SHUT_RDWR) return Errc::kInval;  // inet_shutdown, before any change
   if (s->listener) {
-    if (how < SHUT_RD || how > SHUT_RDWR) return Errc::kInval;
     if (how != SHUT_WR) close_listener(now, *s);  // Linux inet_shutdown on LISTEN: disconnect
     return Errc::kOk;
   }
   sync_path_mtu(*s);
+  // inet_shutdown: an SS_CONNECTING socket is SS_DISCONNECTING if its
+  // handshake is not done (or it has closed), else SS_CONNECTED; in
+  // SYN-SENT the connection is disconnected and the socket SS_UNCONNECTED.
+  const tcp::State st = s->conn->state();
+  const bool unfinished = st == tcp::State::kSynSent || st == tcp::State::kSynReceived || st == tcp::State::kClosed ||
+                          st == tcp::State::kTimeWait;
+  if (s->ss == SockState::kConnecting) s->ss = unfinished ? SockState::kDisconnecting : SockState::kConnected;
   Errc e = s->conn->shutdown(now, how);
+  if (st == tcp::State::kSynSent) s->ss = SockState::kUnconnected;
   after_call(*s);
   return e;
 }

@@ -23,6 +23,9 @@ namespace weir {
 // Why the IP layer refused a datagram (Linux drop reasons), for counters.
 enum class IpDrop : uint8_t { kMalformed, kBadChecksum, kNotOurs, kNoSocket, kListenOverflow, kOther };
 
+// Linux socket_state as far as TCP uses it (SS_FREE is a freed socket here).
+enum class SockState : uint8_t { kUnconnected, kConnecting, kConnected, kDisconnecting };
+
 struct Socket {
   SocketId id = kNoSocket;
   bool v6 = false;
@@ -44,12 +47,18 @@ struct Socket {
   RouteMetrics dst_metrics;
   uint32_t dst_stale_segs = 0;  // segs_out when the route was found stale
   bool dst_stale_seen = false;
-  // Linux sock->state SS_CONNECTED: accept() returned it (inet_accept), or
-  // its connection was established while the application held it (a
-  // connect() that completes, __inet_stream_connect). It stays so when the
-  // connection closes (RST, TIME-WAIT: tcp_done leaves sock->state alone),
-  // so connect() is EISCONN and listen() EINVAL from then on.
-  bool ss_connected = false;
+  // Linux sock->state (include/uapi/linux/net.h socket_state): SS_CONNECTING
+  // from a connect() or MSG_FASTOPEN send that began the connection until a
+  // connect() call sees it established (__inet_stream_connect: a blocking
+  // connect as it returns, a non-blocking one when called again) or a
+  // shutdown() finds it so (inet_shutdown); SS_CONNECTED for what accept()
+  // returns (inet_accept). SS_CONNECTED stays when the connection closes
+  // (RST, TIME-WAIT: tcp_done leaves sock->state alone), so connect() is
+  // EISCONN and listen() EINVAL from then on; a connect() on an
+  // SS_CONNECTING socket whose connection has closed reports the error and
+  // makes it SS_UNCONNECTED again. SS_DISCONNECTING: shutdown() while the
+  // handshake was not done; connect() and listen() are EINVAL.
+  SockState ss = SockState::kUnconnected;
   bool tw_counted = false;  // counted in StackImpl::tw_count_ (its connection is a timewait sock)
 };
 
@@ -163,7 +172,7 @@ class StackImpl final : public tcp::TcpEnv {
   void notify(SocketId id);
   void reap(SocketId id);
   void sync_tw_count(Socket& s);
-  void note_connected(Socket& s);
+  Errc connect_again(Socket& s);
   void sync_path_mtu(Socket& s);    // before a call that may send
   uint32_t route_mtu(const RouteMetrics& m, const IpAddr& remote) const;
   void refresh_dst(Socket& s);      // after a call: a stale route is re-looked up once sent on

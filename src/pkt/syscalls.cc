@@ -262,16 +262,19 @@ Status SyscallCtx::connect_call() {
   Errc e = r_.stack_->connect(r_.now_, s, {r_.cfg_.remote_ip, r_.cfg_.connect_port});
   // SO_SNDTIMEO (__inet_stream_connect: timeo = sock_sndtimeo): past it,
   // or at once with 0 jiffies, EINPROGRESS while the handshake goes on.
+  // A blocking call waits while the handshake goes on (inet_wait_for_connect),
+  // from its first connect() (EINPROGRESS) or a later one (EALREADY).
   const Time until = r_.now_ + r_.stack_->sndtimeo(s);
-  if (e != Errc::kInProgress || (*f)->nonblock || until == r_.now_) return run_now(from(e));
+  const bool handshake = e == Errc::kInProgress || e == Errc::kAlready;
+  if (!handshake || (*f)->nonblock || until == r_.now_) return run_now(from(e));
   Runner* r = &r_;
-  return run(true, [r, s, until](Time now) -> Attempt {
-    uint32_t ev = r->stack_->poll(s);
-    if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return now < until ? blocked() : done(Ret{-1, EINPROGRESS});
-    int err = 0;
-    size_t len = sizeof(err);
-    r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
-    return done(err ? Ret{-1, err} : Ret{0, 0});
+  const Endpoint to{r_.cfg_.remote_ip, r_.cfg_.connect_port};
+  return run(true, [r, s, until, e, to](Time now) -> Attempt {
+    // The call's common tail: SS_CONNECTED and 0 once established, the
+    // socket's error (or ECONNABORTED) if it closed (StackImpl::connect_again).
+    const Errc again = r->stack_->connect(now, s, to);
+    if (again != Errc::kAlready) return done(from(again));
+    return now < until ? blocked() : done(from(e));
   }, until);
 }
 
@@ -512,14 +515,12 @@ Status SyscallCtx::fastopen_write_call(FdEntry& f, size_t want, int flags, bool 
   Runner* r = &r_;
   auto sent = std::make_shared<size_t>(fo.queued);
   auto connected = std::make_shared<bool>(false);
-  auto op = [r, s, want, engine_flags, sent, connected, deadline, syn_only](Time now) -> Attempt {
+  auto op = [r, s, want, engine_flags, sent, connected, deadline, syn_only, to](Time now) -> Attempt {
     if (!*connected) {
-      const uint32_t ev = r->stack_->poll(s);
-      if (!(ev & (ev::OUT | ev::ERR | ev::HUP))) return now < *deadline ? blocked() : done(syn_only);
-      int err = 0;
-      size_t len = sizeof(err);
-      r->stack_->getsockopt(s, sym::SOL_SOCKET, sym::SO_ERROR, {reinterpret_cast<uint8_t*>(&err), len}, &len);
-      if (err) return done(Ret{-1, err});  // tcp_sendmsg_locked: out_err, the SYN's bytes are not reported
+      // __inet_stream_connect's wait and common tail, as connect() (above).
+      const Errc again = r->stack_->connect(now, s, to);
+      if (again == Errc::kAlready) return now < *deadline ? blocked() : done(syn_only);
+      if (again != Errc::kOk) return done(from(again));  // tcp_sendmsg_locked: out_err, the SYN's bytes are not reported
       *connected = true;
       *deadline = now + r->stack_->sndtimeo(s);
     }
