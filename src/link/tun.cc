@@ -60,13 +60,22 @@ bool enable_offload(int fd) {
 }  // namespace
 
 Expected<TunDevice, std::string> TunDevice::open(const std::string& name, bool offload, bool napi) {
-  if (name.empty() || name.size() >= IFNAMSIZ) return Unexpected(fmt::format("bad TUN name '{}'", name));
+  return open_mode(name, IFF_TUN, offload, napi);
+}
+
+Expected<TunDevice, std::string> TunDevice::open_tap(const std::string& name) {
+  return open_mode(name, IFF_TAP, false, false);
+}
+
+Expected<TunDevice, std::string> TunDevice::open_mode(const std::string& name, short mode, bool offload, bool napi) {
+  if (name.empty() || name.size() >= IFNAMSIZ) return Unexpected(fmt::format("bad TUN/TAP name '{}'", name));
   int fd = ::open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Unexpected(fmt::format("/dev/net/tun: {}", std::strerror(errno)));
   ifreq ifr{};
   // IFF_NO_PI: no 4-byte packet-information prefix, so reads and writes are
-  // bare IP datagrams (the family is in the version nibble).
-  ifr.ifr_flags = static_cast<short>(IFF_TUN | IFF_NO_PI | (offload ? IFF_VNET_HDR : 0) | (napi ? IFF_NAPI : 0));
+  // bare IP datagrams (the family is in the version nibble), or on a TAP
+  // bare Ethernet frames (the EtherType says).
+  ifr.ifr_flags = static_cast<short>(mode | IFF_NO_PI | (offload ? IFF_VNET_HDR : 0) | (napi ? IFF_NAPI : 0));
   std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
   if (::ioctl(fd, TUNSETIFF, &ifr) < 0) {
     int e = errno;
@@ -80,11 +89,11 @@ Expected<TunDevice, std::string> TunDevice::open(const std::string& name, bool o
   // without a vnet header to say a checksum is partial, switch them off.
   if (!offload) ::ioctl(fd, TUNSETOFFLOAD, 0);
   std::string actual(ifr.ifr_name);
-  return TunDevice(fd, actual, query_mtu(actual), offload);
+  return TunDevice(fd, actual, query_mtu(actual), offload, mode == IFF_TAP ? 14 : 0);
 }
 
 TunDevice::TunDevice(TunDevice&& o) noexcept
-    : fd_(o.fd_), name_(std::move(o.name_)), mtu_(o.mtu_), vnet_(o.vnet_), st_(o.st_) {
+    : fd_(o.fd_), name_(std::move(o.name_)), mtu_(o.mtu_), vnet_(o.vnet_), l2_(o.l2_), st_(o.st_) {
   o.fd_ = -1;
 }
 
@@ -95,6 +104,7 @@ TunDevice& TunDevice::operator=(TunDevice&& o) noexcept {
     name_ = std::move(o.name_);
     mtu_ = o.mtu_;
     vnet_ = o.vnet_;
+    l2_ = o.l2_;
     st_ = o.st_;
     o.fd_ = -1;
   }
@@ -141,7 +151,7 @@ XmitResult tun_write_verdict(int err) {
 }
 
 bool TunDevice::tx_fits(const VnetHdr& h, size_t len) {
-  if (len <= mtu_ || (h.gso_type != 0 && vnet_)) return true;
+  if (len <= mtu_ + l2_ || (h.gso_type != 0 && vnet_)) return true;
   ++st_.tx_oversize;
   return false;
 }

@@ -105,6 +105,10 @@ class TunDevice {
   // instance instead of running the input path inside write(2) (which
   // matters once the NAPI is threaded: /sys/class/net/DEV/threaded).
   static Expected<TunDevice, std::string> open(const std::string& name, bool offload = false, bool napi = false);
+  // The same device as a TAP (IFF_TAP | IFF_NO_PI): every read and write
+  // is one whole Ethernet frame, no vnet header (so the kernel completes
+  // checksums before handing frames over). For an EtherLink (TapSink).
+  static Expected<TunDevice, std::string> open_tap(const std::string& name);
   TunDevice(TunDevice&& o) noexcept;
   TunDevice& operator=(TunDevice&& o) noexcept;
   TunDevice(const TunDevice&) = delete;
@@ -112,9 +116,9 @@ class TunDevice {
   ~TunDevice();
   // Wraps an fd that is already open (takes ownership), with the name, MTU
   // and vnet mode given: for tests, which cannot open a real device and
-  // write to a pipe instead.
-  static TunDevice adopt(int fd, std::string name, uint32_t mtu = 1500, bool vnet = false) {
-    return TunDevice(fd, std::move(name), mtu, vnet);
+  // write to a pipe instead (`tap`: frames, as open_tap).
+  static TunDevice adopt(int fd, std::string name, uint32_t mtu = 1500, bool vnet = false, bool tap = false) {
+    return TunDevice(fd, std::move(name), mtu, vnet, tap ? 14 : 0);
   }
 
   int fd() const { return fd_; }
@@ -122,6 +126,7 @@ class TunDevice {
   uint32_t mtu() const { return mtu_; }
   const TunStats& stats() const { return st_; }
   bool vnet() const { return vnet_; }
+  bool tap() const { return l2_ != 0; }
 
   // Reads one datagram into `buf`; returns its length, 0 when none is
   // waiting (EAGAIN), or -errno.
@@ -160,12 +165,14 @@ class TunDevice {
   long accept_read(const uint8_t* vh, std::span<uint8_t> pkt, bool* csum_valid);
 
  private:
-  TunDevice(int fd, std::string name, uint32_t mtu, bool vnet)
-      : fd_(fd), name_(std::move(name)), mtu_(mtu), vnet_(vnet) {}
+  TunDevice(int fd, std::string name, uint32_t mtu, bool vnet, uint32_t l2 = 0)
+      : fd_(fd), name_(std::move(name)), mtu_(mtu), vnet_(vnet), l2_(l2) {}
+  static Expected<TunDevice, std::string> open_mode(const std::string& name, short mode, bool offload, bool napi);
   int fd_ = -1;
   std::string name_;
   uint32_t mtu_ = 1500;
   bool vnet_ = false;
+  uint32_t l2_ = 0;  // link-layer header bytes a write carries beyond the MTU: 14 on a TAP
   TunStats st_;
 };
 

@@ -1,0 +1,209 @@
+#include "link/packet_ring.h"
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace weir::link {
+
+namespace {
+
+std::string err(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+
+// The interface's MTU and MAC through an ordinary socket (SIOCGIFMTU,
+// SIOCGIFHWADDR); false unless it is an Ethernet interface.
+bool query_iface(const std::string& name, uint32_t& mtu, std::array<uint8_t, 6>& hw) {
+  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return false;
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  bool ok = ::ioctl(s, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0;
+  if (ok) mtu = static_cast<uint32_t>(ifr.ifr_mtu);
+  ok = ok && ::ioctl(s, SIOCGIFHWADDR, &ifr) == 0 && ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER;
+  if (ok) std::memcpy(hw.data(), ifr.ifr_hwaddr.sa_data, 6);
+  ::close(s);
+  return ok;
+}
+
+int set_int(int fd, int opt, int v) { return ::setsockopt(fd, SOL_PACKET, opt, &v, sizeof v); }
+
+int set_ring(int fd, int opt, const RingGeometry& g, uint32_t retire_ms) {
+  tpacket_req3 r{};
+  r.tp_block_size = g.block_size;
+  r.tp_block_nr = g.block_count;
+  r.tp_frame_size = g.frame_size;
+  r.tp_frame_nr = g.frame_count;
+  r.tp_retire_blk_tov = retire_ms;  // RX only; packet_set_ring refuses it on the TX ring
+  return ::setsockopt(fd, SOL_PACKET, opt, &r, sizeof r);
+}
+
+uint32_t load(const uint32_t& v) { return std::atomic_ref<const uint32_t>(v).load(std::memory_order_acquire); }
+void store(uint32_t& v, uint32_t x) { std::atomic_ref<uint32_t>(v).store(x, std::memory_order_release); }
+
+}  // namespace
+
+Expected<std::unique_ptr<PacketRing>, std::string> PacketRing::open(const std::string& ifname,
+                                                                    const PacketRingConfig& cfg) {
+  std::unique_ptr<PacketRing> p(new PacketRing());
+  p->name_ = ifname;
+  const unsigned index = ::if_nametoindex(ifname.c_str());
+  if (index == 0) return Unexpected(err("interface " + ifname));
+  if (!query_iface(ifname, p->mtu_, p->hw_)) return Unexpected(fmt::format("{} is not an Ethernet interface", ifname));
+  p->max_frame_ = cfg.max_frame ? cfg.max_frame : p->mtu_ + ETH_HLEN;
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto rx = rx_geometry(cfg, page, p->max_frame_);
+  if (!rx) return Unexpected(rx.error());
+  auto tx = tx_geometry(cfg, page, p->max_frame_);
+  if (!tx) return Unexpected(tx.error());
+  p->rx_ = *rx, p->tx_ = *tx;
+  // packet_mmap.rst's order: socket, version, rings, mmap, bind. Protocol 0
+  // until bind, so no frame of another interface is queued meanwhile.
+  p->fd_ = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (p->fd_ < 0) return Unexpected(err("AF_PACKET socket"));
+  if (set_int(p->fd_, PACKET_VERSION, TPACKET_V3) < 0) return Unexpected(err("PACKET_VERSION TPACKET_V3"));
+  // packet(7) PACKET_IGNORE_OUTGOING (Linux 4.20): our own frames are not
+  // looped back into the RX ring at all; BlockReader still skips them.
+  (void)set_int(p->fd_, PACKET_IGNORE_OUTGOING, 1);
+  // PACKET_LOSS (packet_mmap.rst, "PACKET_LOSS"): a frame the kernel
+  // refuses is dropped and its slot freed; without it the slot stays
+  // TP_STATUS_WRONG_FORMAT and tpacket_snd stops there for good.
+  if (set_int(p->fd_, PACKET_LOSS, 1) < 0) return Unexpected(err("PACKET_LOSS"));
+  if (cfg.qdisc_bypass && set_int(p->fd_, PACKET_QDISC_BYPASS, 1) < 0) return Unexpected(err("PACKET_QDISC_BYPASS"));
+  if (set_ring(p->fd_, PACKET_RX_RING, p->rx_, cfg.rx_retire_ms) < 0) return Unexpected(err("PACKET_RX_RING"));
+  if (set_ring(p->fd_, PACKET_TX_RING, p->tx_, 0) < 0) return Unexpected(err("PACKET_TX_RING"));
+  // One mapping: the RX ring, then the TX ring (packet_mmap.rst, "Mapping
+  // and use of the circular buffer (ring)").
+  p->map_len_ = p->rx_.bytes() + p->tx_.bytes();
+  void* m = ::mmap(nullptr, p->map_len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, p->fd_, 0);
+  if (m == MAP_FAILED) return Unexpected(err("mmap of the rings"));
+  p->map_ = static_cast<uint8_t*>(m);
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_ALL);
+  sll.sll_ifindex = static_cast<int>(index);
+  if (::bind(p->fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) < 0) return Unexpected(err("bind to " + ifname));
+  // TX slots in flight are charged to the send buffer (tpacket_fill_skb):
+  // let the whole ring be in flight, so the ring, not sk_sndbuf, bounds it.
+  const int sndbuf = static_cast<int>(p->tx_.bytes());
+  if (::setsockopt(p->fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+    (void)::setsockopt(p->fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  return p;
+}
+
+PacketRing::~PacketRing() {
+  if (map_) ::munmap(map_, map_len_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<bool, std::string> PacketRing::add_unicast(const std::array<uint8_t, 6>& mac) {
+  packet_mreq mr{};
+  mr.mr_ifindex = static_cast<int>(::if_nametoindex(name_.c_str()));
+  mr.mr_type = PACKET_MR_UNICAST;
+  mr.mr_alen = 6;
+  std::memcpy(mr.mr_address, mac.data(), 6);
+  if (::setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
+    return Unexpected(err("PACKET_MR_UNICAST on " + name_));
+  return true;
+}
+
+// The kernel sets TP_STATUS_USER (with a write barrier before it) when it
+// retires a block; the acquire load pairs with that.
+bool PacketRing::block_ready(uint32_t i) const {
+  const auto* d = reinterpret_cast<const tpacket_block_desc*>(block(i));
+  return (load(d->hdr.bh1.block_status) & TP_STATUS_USER) != 0;
+}
+
+void PacketRing::release_block(uint32_t i) {
+  auto* d = reinterpret_cast<tpacket_block_desc*>(block(i));
+  store(d->hdr.bh1.block_status, TP_STATUS_KERNEL);
+  ++st_.rx_blocks;
+}
+
+bool PacketRing::account(const RxFrame& f) {
+  st_.rx_losing += f.losing;
+  switch (f.verdict) {
+    case RxVerdict::kOutgoing: return ++st_.rx_outgoing, false;
+    case RxVerdict::kOversize: return ++st_.rx_oversize, false;
+    case RxVerdict::kVlan: return ++st_.rx_vlan, false;
+    case RxVerdict::kDeliverChecksumValid: ++st_.rx_csum_ok; break;
+    case RxVerdict::kDeliver: break;
+  }
+  ++st_.rx_frames;
+  st_.rx_bytes += f.bytes.size();
+  return true;
+}
+
+uint8_t* PacketRing::tx_slot(uint32_t i) const {
+  const uint32_t per_block = tx_.block_size / tx_.frame_size;
+  return map_ + rx_.bytes() + size_t{i / per_block} * tx_.block_size + size_t{i % per_block} * tx_.frame_size;
+}
+
+// A slot is ours while TP_STATUS_AVAILABLE; the kernel sets it back after
+// the frame's skb is freed (tpacket_destruct_skb), or marks it
+// TP_STATUS_WRONG_FORMAT if it refused the frame (we reuse it, counted).
+XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
+  if (frame.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
+  uint8_t* slot = tx_slot(tx_head_);
+  auto* h = reinterpret_cast<tpacket3_hdr*>(slot);
+  const uint32_t status = load(h->tp_status);
+  if (status & TP_STATUS_WRONG_FORMAT) ++st_.tx_wrong_format;
+  else if (status != TP_STATUS_AVAILABLE) return ++st_.tx_ring_full, XmitResult::kDropped;
+  std::memcpy(slot + tx_data_offset(), frame.data(), frame.size());
+  h->tp_len = static_cast<uint32_t>(frame.size());
+  h->tp_snaplen = h->tp_len;
+  h->tp_next_offset = 0;  // tpacket_parse_header refuses variable-size slots
+  store(h->tp_status, TP_STATUS_SEND_REQUEST);
+  tx_head_ = (tx_head_ + 1) % tx_.frame_count;
+  tx_pending_ += frame.size();
+  ++st_.tx_frames;
+  st_.tx_bytes += frame.size();
+  return XmitResult::kSent;
+}
+
+// tpacket_snd sends every TP_STATUS_SEND_REQUEST slot from its own cursor
+// on; with MSG_DONTWAIT it returns when it finds none or the send buffer is
+// full (then the rest stay requested: tx_backlog(), sent at the next flush).
+void PacketRing::flush() {
+  if (tx_pending_ == 0) return;
+  ++st_.tx_sends;
+  const ssize_t r = ::sendto(fd_, nullptr, 0, MSG_DONTWAIT, nullptr, 0);
+  // The return value is the bytes of the frames sent: fewer than were
+  // requested (or an error: EAGAIN, ENOBUFS, the device down) leaves the
+  // rest requested, and the next flush asks again.
+  const size_t sent = r < 0 ? 0 : static_cast<size_t>(r);
+  tx_pending_ -= sent < tx_pending_ ? sent : tx_pending_;
+  tx_retry_ = tx_pending_ != 0;
+  st_.tx_send_errors += tx_retry_;
+}
+
+void PacketRing::read_kernel_stats() {
+  tpacket_stats_v3 s{};
+  socklen_t len = sizeof s;
+  if (::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &s, &len) < 0) return;
+  st_.rx_kernel_drops += s.tp_drops;
+  st_.rx_freeze += s.tp_freeze_q_cnt;
+}
+
+std::string PacketRing::describe() const {
+  const auto& s = st_;
+  return fmt::format(
+      "{}: AF_PACKET TPACKET_V3 rx {} frames {} bytes in {} blocks ({} wake-ups; {} checksums partial or verified), "
+      "{} own skipped, {} oversize, {} vlan, {} malformed blocks, {} dropped by the kernel ({} losing, {} freezes); "
+      "tx {} frames {} bytes in {} sendto ({} failed), {} refused (ring full), {} oversize, {} wrong format\n",
+      name_, s.rx_frames, s.rx_bytes, s.rx_blocks, s.rx_wakeups, s.rx_csum_ok, s.rx_outgoing, s.rx_oversize,
+      s.rx_vlan, s.rx_malformed, s.rx_kernel_drops, s.rx_losing, s.rx_freeze, s.tx_frames, s.tx_bytes, s.tx_sends,
+      s.tx_send_errors, s.tx_ring_full, s.tx_oversize, s.tx_wrong_format);
+}
+
+}  // namespace weir::link
