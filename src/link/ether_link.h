@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "link/ether.h"
+#include "link/ndisc.h"
 #include "link/neighbor.h"
 #include "weir/addr.h"
 #include "weir/netif.h"
@@ -116,8 +117,11 @@ class EtherLink final : public Netif {
   void arp_send(uint16_t op, const MacAddr& dst, uint32_t spa, const MacAddr& tha, uint32_t tpa);
 
   // Neighbour discovery (link/ether_link_nd.cc)
-  bool nd_input(const EtherHeader& eh, std::span<const uint8_t> ip6);
+  bool nd_input(const EtherHeader& eh, std::span<const uint8_t> ip6);  // false: not NS/NA
   void nd_solicit(const Neighbor& n, const MacAddr* unicast);
+  void nd_solicitation(const EtherHeader& eh, const NdMessage& ns);
+  void nd_advertisement(const NdMessage& na);
+  void nd_send(const MacAddr& dst_mac, const NdMessage& m);
 
   EtherLinkConfig cfg_;
   FrameSink& out_;
