@@ -57,7 +57,9 @@ std::span<const uint8_t> trim_padding(uint16_t type, std::span<const uint8_t> p)
 
 EtherLink::EtherLink(EtherLinkConfig cfg, FrameSink& out)
     : cfg_(std::move(cfg)), out_(out), arp_(cfg_.neigh), nd_(cfg_.neigh) {
-  frame_.resize(cfg_.mtu + kEtherHeaderLen);
+  // Room for the largest IP packet and for our own NS/NA (an MTU below
+  // 72 bytes is nonsense for IPv6, but must not overflow the buffer).
+  frame_.resize(std::max<size_t>(cfg_.mtu, kNdPacketLen) + kEtherHeaderLen);
 }
 
 uint32_t EtherLink::mtu() const { return cfg_.mtu; }
@@ -77,7 +79,13 @@ XmitResult EtherLink::try_transmit(std::span<const uint8_t> ip_packet) {
     ++stats_.tx_malformed;
     return XmitResult::kDropped;
   }
-  const bool v6 = !ends->dst.is_v4();
+  // The version says the family; an IPv6 packet to an IPv4-mapped
+  // address must not reach the wire (RFC 4291 §2.5.5.2).
+  const bool v6 = (ip_packet[0] >> 4) == 6;
+  if (v6 && ends->dst.is_v4()) {
+    ++stats_.tx_malformed;
+    return XmitResult::kDropped;
+  }
   const uint16_t type = v6 ? kEthPIpv6 : kEthPIp;
   // arp_constructor/ndisc_constructor: group addresses map without resolution.
   if (auto mac = group_mac(ends->dst)) return send_frame(*mac, type, ip_packet);

@@ -58,7 +58,9 @@ bool EtherLink::nd_input(const EtherHeader& eh, std::span<const uint8_t> ip6) {
 
 // Linux ndisc_recv_ns, RFC 4861 §7.2.3.
 void EtherLink::nd_solicitation(const EtherHeader& eh, const NdMessage& ns) {
-  if (!is_ours(ns.target)) return;  // §7.2.3: not a target address of ours
+  // §7.2.3: not a target address of ours (an IPv4-mapped target is not
+  // an IPv6 address of ours even though our IPv4 addresses are held so).
+  if (ns.target.is_v4() || !is_ours(ns.target)) return;
   NdMessage na;
   na.type = kIcmp6NeighAdvert;
   na.src = ns.target;

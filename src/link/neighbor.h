@@ -71,7 +71,7 @@ struct NeighStats {
   uint64_t resolutions_failed = 0;  // res_failed: INCOMPLETE/PROBE ran out of probes
   uint64_t queue_drops = 0;         // unres_discards: queued packets dropped (queue full or failed)
   uint64_t table_full = 0;          // table_fulls: a new entry refused at gc_thresh3
-  uint64_t gc_evictions = 0;        // forced_gc_goal_miss's complement: entries evicted to make room
+  uint64_t gc_evictions = 0;        // entries neigh_forced_gc-style evicted at gc_thresh3 to make room
 };
 
 // What the table asks the link to put on the wire.

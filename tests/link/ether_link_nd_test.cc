@@ -231,6 +231,9 @@ TEST(EtherLinkNd, OffLinkGoesToGatewayMulticastMapsLinkLocalIsOnLink) {
   EtherLink nogw(c2, sink);
   EXPECT_EQ(nogw.try_transmit(ipv6_packet(kA, ip6("2001:db8:1::5"), 1)), XmitResult::kDropped);
   EXPECT_EQ(nogw.stats().tx_no_route, 1u);
+  // An IPv6 packet to an IPv4-mapped address never reaches the wire as IPv4.
+  EXPECT_EQ(nogw.try_transmit(ipv6_packet(kA, ip4(10, 0, 0, 2), 1)), XmitResult::kDropped);
+  EXPECT_EQ(nogw.stats().tx_malformed, 1u);
 }
 
 TEST(EtherLinkNd, OtherIcmpv6AndPaddedFramesGoUpTrimmed) {
