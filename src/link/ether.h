@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "link/frame_sink.h"  // FrameSink, the device under an EtherLink
 #include "weir/addr.h"
 #include "weir/netif.h"
 
@@ -29,17 +30,6 @@ struct MacAddr {
 };
 
 inline constexpr MacAddr kBroadcastMac{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
-
-// A device that carries whole Ethernet II frames: destination MAC, source MAC,
-// EtherType, payload; no preamble, no FCS, no padding required (the device or
-// kernel pads to 60 bytes if needed).
-class FrameSink {
- public:
-  virtual ~FrameSink() = default;
-  // Queues or writes one frame. kDropped when the device had no room (a full
-  // ring or queue), which the engine treats as a local drop.
-  virtual XmitResult send_frame(std::span<const uint8_t> frame) = 0;
-};
 
 // EtherTypes (IEEE registry; Linux include/uapi/linux/if_ether.h names).
 inline constexpr uint16_t kEthPIp = 0x0800;     // ETH_P_IP

@@ -1,6 +1,6 @@
-// Stand-in for the FrameSink of the Ethernet layer's contract
-// (/work/ether-contract.md) until link/ether_link.h lands on main; the
-// declaration is the contract's, word for word in meaning.
+// The FrameSink of the Ethernet layer's contract: what a frame device
+// (PacketRing, TapSink, a test's recorder) implements for an EtherLink.
+// link/ether.h includes it, so either header brings it in.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,9 @@
 
 namespace weir::link {
 
-// A device that carries whole Ethernet II frames (no preamble, no FCS).
+// A device that carries whole Ethernet II frames: destination MAC, source
+// MAC, EtherType, payload; no preamble, no FCS, no padding required (the
+// device or kernel pads to 60 bytes if needed).
 class FrameSink {
  public:
   virtual ~FrameSink() = default;
