@@ -135,6 +135,15 @@ struct StackConfig {
   bool tcp_cubic_tcp_friendliness = true;
   uint32_t tcp_cubic_initial_ssthresh = 0;
 
+  // Protective Load Balancing (net.ipv4.tcp_plb_*, tcp/cc/plb.h): DCTCP
+  // moves a connection congested for tcp_plb_rehash_rounds rounds (CE share
+  // >= tcp_plb_cong_thresh / 256) to a new flow label. Linux's defaults.
+  int tcp_plb_enabled = 0;
+  int tcp_plb_idle_rehash_rounds = 3;
+  int tcp_plb_rehash_rounds = 12;
+  int tcp_plb_suspend_rto_sec = 60;
+  int tcp_plb_cong_thresh = 128;
+
   // Timer constants Linux compiles in (include/net/tcp.h), settable here.
   Duration rto_initial = Duration::s(1);     // TCP_TIMEOUT_INIT, RFC 6298 (2.1)
   Duration rto_min = Duration::ms(200);      // TCP_RTO_MIN

@@ -469,6 +469,7 @@ class Connection {
   }
   bool rethink_txhash();
   void timeout_rehash();
+  void take_plb_rehash();  // what congestion control's PLB asked for (CcState::plb_rehash)
   void synack_rehash();
   void duplicate_data_rehash(const InSegment& seg);
   void dupack_rehash(const InSegment& seg);
@@ -720,6 +721,7 @@ class Connection {
   uint32_t req_txhash_ = 0;      // a Fast Open child's request's (tcp_rsk(req)->txhash) once redrawn; 0: txhash_
   mutable bool synack_of_request_ = false;  // the segment going out is a Fast Open child's SYN-ACK (send_synack)
   uint32_t timeout_rehash_ = 0;  // tp->timeout_rehash (tcpi_rehash)
+  uint32_t plb_rehash_ = 0;      // tp->plb_rehash (tcpi_rehash)
   uint32_t lrcv_flowlabel_ = 0;  // icsk_ack.lrcv_flowlabel: the label of the last data received
   // The label of the socket's own segments, made once per hash and kept
   // with what it was made from (the two sysctls, IPV6_AUTOFLOWLABEL), so a

@@ -62,7 +62,7 @@ TcpInfo Connection::info(Time now) const {
   i.tcpi_total_rto = total_rto_;
   // Linux tcp_get_info: "tcpi_rehash = tp->plb_rehash + tp->timeout_rehash";
   // weir has no PLB (tcp_plb), so only the timeouts'.
-  i.tcpi_rehash = timeout_rehash_;
+  i.tcpi_rehash = plb_rehash_ + timeout_rehash_;
   // Linux tcp_get_info_chrono_stats: busy time is all three clocks together.
   const auto us = [&](Chrono c) { return static_cast<uint64_t>(std::max<int64_t>(chrono_.total(now, c).us(), 0)); };
   i.tcpi_rwnd_limited = us(Chrono::kRwndLimited);

@@ -230,6 +230,7 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   const bool ece = ecn_echo(seg.h);
   ccs_.rate.count_delivered(r.delivered_packets, ece);
   cc_->in_ack_event(ccs_, now);
+  take_plb_rehash();
   const recovery::RecoveryResult out = run_recovery(now, seg, r, prior_una, win_update);
   congestion_step(now, ack, r, out, prior_una, prior_in_flight, ece);
   if (ccs_.slow_start_exit_reason != 0) {

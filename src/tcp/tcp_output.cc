@@ -362,7 +362,13 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
   }
   wire::TcpHeader& h = tx_header(flags, seq);
   add_ts(h, now);
-  const bool was_idle = sb_.packets_out() == 0;
+  // Linux tcp_event_data_sent, in __tcp_transmit_skb before the IP layer
+  // builds the packet: CA_EVENT_TX_START when nothing is in flight (CUBIC's
+  // idle epoch shift; DCTCP's PLB may move this very packet to a new label).
+  if (len > 0 && !retransmit && sb_.packets_out() == 0) {
+    cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
+    take_plb_rehash();
+  }
   const XmitResult xr = emit(now, h, wire::PayloadView(pieces[0], pieces[1]));
   if (!tx_stamps_.empty() && len > 0) tstamp_on_xmit(now, seq, end, xr == XmitResult::kSent);
   if (xr == XmitResult::kDropped) {
@@ -385,7 +391,6 @@ bool Connection::send_one(Time now, Seq32 seq, uint32_t len, bool fin, bool retr
       bytes_retrans_ += len;
       trace_event(now, TraceEvent::kRetransmit, seq.raw(), end.raw());
     } else {
-      if (was_idle) cc_->cwnd_event(ccs_, cc::CaEvent::TxStart, now);
       // An MTU probe is one packet however long (Linux tcp_mtu_probe: one
       // skb), and so is a segment longer than mss_cache_ because its options
       // shrank since the last sync (current_mss).

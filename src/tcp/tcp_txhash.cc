@@ -28,6 +28,18 @@ void Connection::timeout_rehash() {
   env_.counters().inc(Counter::TcpExtTCPTimeoutRehash);
 }
 
+// Linux tcp_plb_check_rehash, once congestion control (DCTCP's PLB) has
+// decided to move: "sk_rethink_txhash(sk); ... tp->plb_rehash++;
+// NET_INC_STATS(..., LINUX_MIB_TCPPLBREHASH)", counted whether or not
+// SO_TXREHASH let the hash change.
+void Connection::take_plb_rehash() {
+  if (!ccs_.plb_rehash) return;
+  ccs_.plb_rehash = false;
+  rethink_txhash();
+  ++plb_rehash_;
+  env_.counters().inc(Counter::TcpExtTCPPLBRehash);
+}
+
 // Linux tcp_rtx_synack: every SYN-ACK retransmission draws the request a
 // new hash under the listener's sk_txrehash (which the child copied), with
 // no counter and no tcpi_rehash: a request is not a socket yet. (Linux

@@ -83,6 +83,11 @@ constexpr Key kKeys[] = {
     {"tcp_invalid_ratelimit", &StackConfig::tcp_invalid_ratelimit_ms},
     {"initial_cwnd", &StackConfig::initial_cwnd},
     {"default_qdisc", &StackConfig::default_qdisc},
+    {"tcp_plb_enabled", &StackConfig::tcp_plb_enabled},
+    {"tcp_plb_idle_rehash_rounds", &StackConfig::tcp_plb_idle_rehash_rounds},
+    {"tcp_plb_rehash_rounds", &StackConfig::tcp_plb_rehash_rounds},
+    {"tcp_plb_suspend_rto_sec", &StackConfig::tcp_plb_suspend_rto_sec},
+    {"tcp_plb_cong_thresh", &StackConfig::tcp_plb_cong_thresh},
     {"tcp_cubic_hystart", &StackConfig::tcp_cubic_hystart},
     {"tcp_cubic_hystart_detect", &StackConfig::tcp_cubic_hystart_detect},
     {"tcp_cubic_hystart_low_window", &StackConfig::tcp_cubic_hystart_low_window},
@@ -178,6 +183,13 @@ constexpr IntRange kIntRanges[] = {
     {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges, 0, 1, "0 or 1"},
     {"txrehash", &StackConfig::txrehash, 0, 1, "0 or 1"},
     {"tcp_retrans_collapse", &StackConfig::tcp_retrans_collapse, 0, 255, "0..255"},  // proc_dou8vec_minmax
+    // sysctl_net_ipv4.c: u8 vectors, the round counts up to tcp_plb_max_rounds
+    // (31), the threshold an int up to tcp_plb_max_cong_thresh (256).
+    {"tcp_plb_enabled", &StackConfig::tcp_plb_enabled, 0, 1, "0 or 1"},
+    {"tcp_plb_idle_rehash_rounds", &StackConfig::tcp_plb_idle_rehash_rounds, 0, 31, "0..31"},
+    {"tcp_plb_rehash_rounds", &StackConfig::tcp_plb_rehash_rounds, 0, 31, "0..31"},
+    {"tcp_plb_suspend_rto_sec", &StackConfig::tcp_plb_suspend_rto_sec, 0, 255, "0..255"},
+    {"tcp_plb_cong_thresh", &StackConfig::tcp_plb_cong_thresh, 0, 256, "0..256"},
 };
 
 // The sysctls whose handlers bound their values (above, and

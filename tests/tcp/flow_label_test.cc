@@ -124,6 +124,48 @@ TEST(FlowLabel, SynRetransmissionDrawsANewHash) {
   EXPECT_EQ(t.stack().tcp_info(s)->tcpi_rehash, 1u);
 }
 
+// Protective Load Balancing (DCTCP with tcp_plb_enabled, tcp_plb.c): two
+// observation windows all ECE-acknowledged (tcp_plb_rehash_rounds 2) move
+// the connection: the next segment carries the next hash's label; counted
+// as TCPPLBRehash and in tcpi_rehash.
+TEST(FlowLabel, ProtectiveLoadBalancingDrawsANewHash) {
+  StackConfig cfg;
+  ASSERT_EQ(cfg.set("net.ipv4.tcp_plb_enabled", "1"), "");
+  ASSERT_EQ(cfg.set("net.ipv4.tcp_plb_rehash_rounds", "2"), "");
+  ASSERT_EQ(cfg.set("net.ipv4.tcp_plb_rehash_rounds", "32"), "tcp_plb_rehash_rounds: expected 0..31, got 32");
+  cfg.tcp_congestion_control = "dctcp";
+  Harness t(cfg);
+  make_v6(t);
+  Draws d(t);
+  const uint32_t l1 = label_of(d.next());
+  const uint32_t l2 = label_of(d.next());
+  ASSERT_NE(l1, l2);
+  SocketId s = kNoSocket;
+  const Tx syn = connect6(t, &s, [](SocketId) {});
+  ASSERT_TRUE(syn.h.has(ECE) && syn.h.has(CWR));  // DCTCP asks for ECN
+  t.iss_ = syn.h.seq;
+  t.local_port = syn.h.src_port;
+  wire::TcpHeader synack;
+  synack.src_port = t.remote_port;
+  synack.dst_port = t.local_port;
+  synack.seq = t.peer_isn_;
+  synack.ack = t.iss_ + 1;
+  synack.flags = SYN | ACK | ECE;  // RFC 3168 §6.1.1: agreed
+  synack.window = 65535;
+  t.build_syn_options(synack.options, {});
+  t.inject_raw(synack);
+  t.expect_tx();
+  write(t, s, 5000);
+  while (t.pending() > 0) EXPECT_EQ(t.expect_tx().ip.flow_label, l1);
+  t.inject(ACK | ECE, 1, 1441);  // round 1: one packet, marked
+  EXPECT_EQ(counter(t, Counter::TcpExtTCPPLBRehash), 0u);
+  t.inject(ACK | ECE, 1, 5001);  // round 2: the rest, marked
+  EXPECT_EQ(counter(t, Counter::TcpExtTCPPLBRehash), 1u);
+  EXPECT_EQ(t.stack().tcp_info(s)->tcpi_rehash, 1u);
+  write(t, s, 100);
+  EXPECT_EQ(t.expect_tx().ip.flow_label, l2);
+}
+
 // SO_TXREHASH 0 (sk_rethink_txhash's sk_txrehash check) keeps the path.
 TEST(FlowLabel, TxRehashOffKeepsTheLabel) {
   Harness t;

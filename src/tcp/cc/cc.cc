@@ -17,7 +17,7 @@ std::unique_ptr<CongestionControl> make_cc(std::string_view name, const CcOption
   if (name == "reno") return std::make_unique<Reno>();
   if (name == "cubic") return std::make_unique<Cubic>(opts);
   if (name == "bbr") return std::make_unique<Bbr>(opts);
-  if (name == "dctcp") return std::make_unique<Dctcp>();
+  if (name == "dctcp") return std::make_unique<Dctcp>(opts);
   return nullptr;
 }
 
@@ -32,6 +32,11 @@ CcOptions options_from(const StackConfig& cfg) {
   if (cfg.tcp_cubic_bic_scale > 0) o.bic_scale = cfg.tcp_cubic_bic_scale;
   o.tcp_friendliness = cfg.tcp_cubic_tcp_friendliness;
   o.initial_ssthresh = cfg.tcp_cubic_initial_ssthresh;
+  o.plb.enabled = cfg.tcp_plb_enabled != 0;
+  o.plb.idle_rehash_rounds = static_cast<uint32_t>(cfg.tcp_plb_idle_rehash_rounds);
+  o.plb.rehash_rounds = static_cast<uint32_t>(cfg.tcp_plb_rehash_rounds);
+  o.plb.suspend_rto_sec = static_cast<uint32_t>(cfg.tcp_plb_suspend_rto_sec);
+  o.plb.cong_thresh = static_cast<uint32_t>(cfg.tcp_plb_cong_thresh);
   return o;
 }
 

@@ -71,6 +71,7 @@
 #include <string_view>
 
 #include "tcp/cc/delivery_rate.h"
+#include "tcp/cc/plb.h"
 #include "weir/config.h"
 #include "weir/counters.h"
 #include "weir/seq.h"
@@ -131,6 +132,12 @@ struct CcState {
   // ECN, kept by the engine for the algorithms that need it (DCTCP).
   bool ecn_ok = false;   // tp->ecn_flags & TCP_ECN_OK: the peer agreed to ECN
   uint8_t ce_state = 0;  // DCTCP receiver echo: 1 if the last data packet was CE (ca->ce_state)
+
+  // Set by congestion control when Protective Load Balancing decides to
+  // move the connection (tcp_plb_check_rehash); the engine draws the new
+  // transmit hash (sk_rethink_txhash), counts TCPPLBRehash and tcpi_rehash,
+  // and clears it.
+  bool plb_rehash = false;
 };
 
 // Linux tcp_in_initial_slowstart(): ssthresh never set since the start.
@@ -179,6 +186,9 @@ struct CcOptions {
   // BBR: seed of the generator that picks the first PROBE_BW gain phase
   // (Linux uses get_random_u32_below(); weir runs are reproducible).
   uint64_t rng_seed = 1;
+  // Protective Load Balancing (DCTCP), from net.ipv4.tcp_plb_* when the
+  // algorithm is made (Linux reads the sysctls at each use).
+  PlbParams plb;
 };
 
 // The stack's CUBIC module parameters (StackConfig::tcp_cubic_*). Values

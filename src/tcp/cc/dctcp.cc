@@ -18,6 +18,7 @@ void Dctcp::init(CcState& tp, Time now) {
   alpha_ = kMaxAlpha;  // dctcp_alpha_on_init: react fully until alpha is learnt
   loss_cwnd_ = 0;
   reset(tp);
+  plb_ = PlbState{};  // tcp_plb_init
 }
 
 void Dctcp::reset(const CcState& tp) {
@@ -47,10 +48,10 @@ void Dctcp::cong_avoid(CcState& tp, Seq32 ack, uint32_t acked, Time now, Counter
 // packets that came back ECE. The subtraction never takes a positive alpha
 // to zero in one step (min_not_zero), as in Linux.
 void Dctcp::in_ack_event(CcState& tp, Time now) {
-  (void)now;
   if (fallback_ || tp.snd_una < next_seq_) return;
   const uint64_t delivered = tp.rate.delivered() - old_delivered_;
   uint64_t delivered_ce = static_cast<uint32_t>(tp.rate.delivered_ce() - old_delivered_ce_);
+  if (delivered > 0) plb_round(tp, delivered, delivered_ce, now);
   uint32_t alpha = alpha_;
   const uint32_t decay = alpha >> kShiftG;
   alpha -= decay != 0 ? decay : alpha;
@@ -61,6 +62,23 @@ void Dctcp::in_ack_event(CcState& tp, Time now) {
   }
   alpha_ = alpha;
   reset(tp);
+}
+
+// dctcp_update_alpha's PLB step: the round's CE share itself (alpha's EWMA
+// would make PLB slow to react), in 1/256, then the rehash check.
+void Dctcp::plb_round(CcState& tp, uint64_t delivered, uint64_t delivered_ce, Time now) {
+  const uint64_t ratio = (delivered_ce << kPlbScaleShift) / delivered;
+  plb_update_state(plb_params_, plb_, static_cast<int>(ratio));
+  if (plb_check_rehash(plb_params_, plb_, tp.packets_out, now)) tp.plb_rehash = true;
+}
+
+uint32_t Dctcp::random_u32() {
+  // splitmix64, as Bbr::random_below: reproducible runs.
+  rng_ += 0x9e3779b97f4a7c15ull;
+  uint64_t z = rng_;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<uint32_t>(z ^ (z >> 31));
 }
 
 // dctcp_react_to_loss: a loss halves cwnd like Reno (RFC 8257 §3.5).
@@ -77,11 +95,18 @@ void Dctcp::set_state(CcState& tp, CaState new_state, Time now) {
   if (new_state == CaState::Recovery && new_state != tp.ca_state) react_to_loss(tp);
 }
 
-// dctcp_cwnd_event: an RTO is one loss reaction (CA_EVENT_LOSS). The CE
-// events of Linux's receiver echo are handled by the engine (tcp_ecn.cc).
+// dctcp_cwnd_event: an RTO is one loss reaction (CA_EVENT_LOSS), which also
+// pauses PLB; the first transmission with nothing in flight (TX_START) is
+// PLB's chance to move an idle connection. The CE events of Linux's
+// receiver echo are handled by the engine (tcp_ecn.cc).
 void Dctcp::cwnd_event(CcState& tp, CaEvent ev, Time now) {
-  (void)now;
-  if (!fallback_ && ev == CaEvent::Loss) react_to_loss(tp);
+  if (fallback_) return;
+  if (ev == CaEvent::Loss) {
+    plb_update_state_upon_rto(plb_params_, plb_, now, random_u32());
+    react_to_loss(tp);
+  } else if (ev == CaEvent::TxStart && plb_check_rehash(plb_params_, plb_, tp.packets_out, now)) {
+    tp.plb_rehash = true;
+  }
 }
 
 // dctcp_cwnd_undo: back to the cwnd before the reduction.

@@ -5,7 +5,9 @@
 // engine then negotiates ECN whatever tcp_ecn says, marks every packet
 // ECT(0) and runs DCTCP's receiver echo (one ECE per CE-marked packet, RFC
 // 8257 §3.2; tcp_ecn.cc). A connection whose peer did not agree to ECN falls
-// back to Reno and reports "dctcp-reno", as Linux does.
+// back to Reno and reports "dctcp-reno", as Linux does. With
+// net.ipv4.tcp_plb_enabled, each observation window's CE share feeds
+// Protective Load Balancing (plb.h), as in Linux >= 6.2.
 #pragma once
 
 #include "tcp/cc/cc.h"
@@ -30,6 +32,7 @@ class Dctcp final : public CongestionControl {
   // Linux dctcp_shift_g: g = 1/16 (RFC 8257 §3.3 suggests 1/16).
   static constexpr uint32_t kShiftG = 4;
 
+  explicit Dctcp(const CcOptions& opts = {}) : plb_params_(opts.plb), rng_(opts.rng_seed) {}
   std::string_view name() const override { return fallback_ ? "dctcp-reno" : "dctcp"; }
   bool needs_ecn() const override { return !fallback_; }
   void init(CcState& tp, Time now) override;
@@ -49,6 +52,8 @@ class Dctcp final : public CongestionControl {
  private:
   void reset(const CcState& tp);      // dctcp_reset: a new observation window
   void react_to_loss(CcState& tp);    // dctcp_react_to_loss
+  void plb_round(CcState& tp, uint64_t delivered, uint64_t delivered_ce, Time now);
+  uint32_t random_u32();
 
   uint32_t alpha_ = kMaxAlpha;        // dctcp_alpha_on_init
   Seq32 next_seq_;                    // end of the observation window (one RTT of data)
@@ -56,6 +61,9 @@ class Dctcp final : public CongestionControl {
   uint32_t old_delivered_ce_ = 0;  // tp->delivered_ce is 32 bits (wraps)
   uint32_t loss_cwnd_ = 0;            // cwnd before the last reduction, for undo
   bool fallback_ = false;             // dctcp_reno: ECN not negotiated
+  PlbParams plb_params_;
+  PlbState plb_;
+  uint64_t rng_;                      // splitmix64 state (PLB's pause after an RTO)
 };
 
 }  // namespace weir::cc
