@@ -67,6 +67,8 @@ std::string ss_info_line(const TcpInfo& i) {
   if (i.tcpi_notsent_bytes) o += fmt::format(" notsent:{}", i.tcpi_notsent_bytes);
   if (i.tcpi_min_rtt) o += fmt::format(" minrtt:{}", ms(i.tcpi_min_rtt));
   o += fmt::format(" snd_wnd:{} rcv_wnd:{}", i.tcpi_snd_wnd, i.tcpi_rcv_wnd);
+  // iproute2 tcp_stats_print: "if (s->rehash) out(\" rehash:%u\", ...)" (RTO and PLB moves).
+  if (i.tcpi_rehash) o += fmt::format(" rehash:{}", i.tcpi_rehash);
   // weir's own: the slow-start exit, which Linux shows only via tracepoints.
   static constexpr const char* kExit[] = {"none", "ack-train", "delay", "loss", "css"};
   if (i.hystart_exit_reason && i.hystart_exit_reason < std::size(kExit))

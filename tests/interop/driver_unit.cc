@@ -239,6 +239,9 @@ TEST(SsFormat, InfoLineHasLinuxFieldNamesAndHidesInfiniteSsthresh) {
   EXPECT_NE(l.find("send 77.2Mbps"), std::string::npos) << l;  // 10 * 1448 * 8 / 1.5 ms
   i.tcpi_snd_ssthresh = 20;
   EXPECT_NE(ss_info_line(i).find(" ssthresh:20 "), std::string::npos);
+  EXPECT_EQ(l.find(" rehash:"), std::string::npos) << l;  // shown only once the path moved
+  i.tcpi_rehash = 2;
+  EXPECT_NE(ss_info_line(i).find(" rehash:2"), std::string::npos);
 }
 
 TEST(Nstat, ListsNonZeroCountersByLinuxName) {
