@@ -146,6 +146,12 @@ Rig::Rig(Reader& in) {
   if (c & 0x20) cfg_.tcp_rmem = {4096, 8192, 16384};  // reassembly pruning
   if (c & 0x40) cfg_.tcp_wmem = {4096, 8192, 16384};
   v6_ = (c & 0x80) != 0;
+  // Protective Load Balancing on, at its most eager: a DCTCP connection
+  // (handshake's 0x40) rehashes after every congested round and on idle.
+  cfg_.tcp_plb_enabled = 1;
+  cfg_.tcp_plb_rehash_rounds = 1;
+  cfg_.tcp_plb_idle_rehash_rounds = 1;
+  cfg_.tcp_plb_suspend_rto_sec = 1;
   local_ = v6_ ? *IpAddr::parse("fd00::1") : IpAddr::v4(192, 168, 0, 1);
   remote_ = v6_ ? *IpAddr::parse("fd00::2") : IpAddr::v4(192, 0, 2, 1);
   stack_ = std::make_unique<Stack>(cfg_, nif_);
