@@ -60,6 +60,7 @@ EtherLink::EtherLink(EtherLinkConfig cfg, FrameSink& out)
   // Room for the largest IP packet and for our own NS/NA (an MTU below
   // 72 bytes is nonsense for IPv6, but must not overflow the buffer).
   frame_.resize(std::max<size_t>(cfg_.mtu, kNdPacketLen) + kEtherHeaderLen);
+  multicast_macs_ = multicast_macs();
 }
 
 uint32_t EtherLink::mtu() const { return cfg_.mtu; }
@@ -160,15 +161,27 @@ std::optional<IpAddr> EtherLink::source_for(const IpAddr& target, const IpAddr& 
   return any;
 }
 
+// The groups IPv6 joins on a link (RFC 4861 §7.2.1, RFC 4291 §2.8):
+// all-nodes and the solicited-node group of each address. IPv4 joins
+// none: weir has no multicast sockets (and no IGMP).
+std::vector<MacAddr> EtherLink::multicast_macs() const {
+  std::vector<MacAddr> macs;
+  bool any_v6 = false;
+  for (const auto& [addr, plen] : cfg_.addrs) {
+    if (addr.is_v4()) continue;
+    any_v6 = true;
+    const MacAddr m = ipv6_multicast_mac(solicited_node(addr));
+    if (std::find(macs.begin(), macs.end(), m) == macs.end()) macs.push_back(m);
+  }
+  if (any_v6) macs.insert(macs.begin(), MacAddr{{0x33, 0x33, 0, 0, 0, 1}});
+  return macs;
+}
+
 bool EtherLink::accepts_dst(const MacAddr& dst) const {
   if (dst == cfg_.mac || dst.is_broadcast()) return true;
   if (!dst.is_multicast()) return false;
-  // The groups IPv6 joins on a link (RFC 4861 §7.2.1, RFC 4291 §2.8):
-  // all-nodes and the solicited-node group of each address.
-  if (dst == MacAddr{{0x33, 0x33, 0, 0, 0, 1}}) return true;
-  return std::any_of(cfg_.addrs.begin(), cfg_.addrs.end(), [&](const auto& a) {
-    return !a.first.is_v4() && dst == ipv6_multicast_mac(solicited_node(a.first));
-  });
+  const auto& groups = multicast_macs_;
+  return std::find(groups.begin(), groups.end(), dst) != groups.end();
 }
 
 std::span<const uint8_t> EtherLink::input(Time now, std::span<const uint8_t> frame) {

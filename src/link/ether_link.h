@@ -27,17 +27,19 @@
 
 namespace weir::link {
 
+// Every member has an initializer, so designated initialisation may leave
+// any out under -Wmissing-field-initializers.
 struct EtherLinkConfig {
-  MacAddr mac;                       // this host's MAC (source of every frame)
+  MacAddr mac{};                     // this host's MAC (source of every frame)
   uint32_t mtu = 1500;               // IP MTU; frames carry at most mtu + 14 bytes
   // This host's addresses with their prefix length: a destination inside one
   // of the prefixes is on-link (resolved itself); anything else goes to the
   // gateway of its family. No gateway and not on-link: dropped and counted.
-  std::vector<std::pair<IpAddr, int>> addrs;
-  std::optional<IpAddr> gateway4, gateway6;
+  std::vector<std::pair<IpAddr, int>> addrs{};
+  std::optional<IpAddr> gateway4{}, gateway6{};
   // Linux's neighbour defaults (net.ipv4.neigh.default.*, the same for
   // net.ipv6.neigh.default.*); one table per family, as Linux's arp_tbl and nd_tbl.
-  NeighParams neigh;
+  NeighParams neigh{};
 };
 
 // Every frame in or out is counted once in rx_frames/tx_frames; every
@@ -87,6 +89,12 @@ class EtherLink final : public Netif {
   const EtherStats& stats() const;  // counters (frames in/out, arp/nd in/out, drops by reason)
   std::string describe() const;     // a one-line summary for `weir ss`-style output (the driver prints it)
 
+  // The multicast MACs this link accepts (all-nodes and each IPv6
+  // address's solicited-node group, RFC 4861 §7.2.1). A NIC filters
+  // multicast: the driver joins these (PACKET_ADD_MEMBERSHIP
+  // PACKET_MR_MULTICAST) or NS to us never arrive. weir sends no MLD
+  // reports, so a switch snooping MLD may still not forward them.
+  std::vector<MacAddr> multicast_macs() const;
   // For tests and `ip neigh`-style output: the entry for `ip`, if any.
   const Neighbor* neighbor(const IpAddr& ip) const;
   size_t neighbor_count() const { return arp_.size() + nd_.size(); }
@@ -129,6 +137,7 @@ class EtherLink final : public Netif {
   NeighborTable arp_, nd_;
   Output out4_{*this, false}, out6_{*this, true};
   std::vector<uint8_t> frame_;   // transmit scratch, mtu + 14 bytes
+  std::vector<MacAddr> multicast_macs_;  // multicast_macs(), computed once
   mutable EtherStats stats_;     // the tables' counters folded in by stats()
 };
 

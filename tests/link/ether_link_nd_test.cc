@@ -164,6 +164,20 @@ TEST(EtherLinkNd, AnswersDadProbesForItsAddressToAllNodes) {
   EXPECT_EQ(b.neighbor_count(), 0u);
 }
 
+TEST(EtherLinkNd, ListsTheMulticastMacsADriverMustJoin) {
+  RecordingSink sink;
+  auto c = TwoHosts::config(2);
+  c.addrs.push_back({ip6("fe80::2"), 64});  // the same solicited-node group as 2001:db8::2
+  c.addrs.push_back({ip6("2001:db8::abcd:ef01"), 64});
+  EtherLink b(c, sink);
+  std::vector<std::string> got;
+  for (const MacAddr& m : b.multicast_macs()) got.push_back(m.str());
+  EXPECT_EQ(got, (std::vector<std::string>{"33:33:00:00:00:01", "33:33:ff:00:00:02", "33:33:ff:cd:ef:01"}));
+  RecordingSink s4;
+  EtherLink v4only(EtherLinkConfig{.mac = mac(1), .addrs = {{ip4(10, 0, 0, 1), 24}}}, s4);
+  EXPECT_TRUE(v4only.multicast_macs().empty());
+}
+
 TEST(EtherLinkNd, InvalidSolicitationsAreDroppedCountedAndNotAnswered) {
   RecordingSink sink;
   EtherLink b(TwoHosts::config(2), sink);
