@@ -1,18 +1,19 @@
-// `weir serve --tun NAME --addr 192.0.2.1/24 --app echo|discard|chargen|http
-// [DIR] [--port P]`: weir on a real TUN device, serving one application on
-// its socket API, until SIGINT/SIGTERM.
+// `weir serve --tun NAME|--packet IFACE|--tap NAME --addr 192.0.2.1/24
+// --app echo|discard|chargen|http [DIR] [--port P]`: weir on a real device,
+// serving one application on its socket API, until SIGINT/SIGTERM.
 #include <fmt/format.h>
 
 #include "command.h"
 #include "driver/control.h"
 #include "driver/http_server.h"
 #include "driver/run.h"
+#include "link_flags.h"
 
 namespace weir::cli {
 namespace {
 
 struct ServeArgs {
-  driver::StackSetup setup;
+  std::shared_ptr<driver::StackSetup> setup = std::make_shared<driver::StackSetup>();
   std::string app = "echo";
   std::string dir;
   int port = 0;
@@ -20,7 +21,8 @@ struct ServeArgs {
 };
 
 int run_serve(ServeArgs& a) {
-  auto addrs = driver::parse_addrs(a.setup.addrs);
+  if (std::string e = driver::check_setup(*a.setup); !e.empty()) return fmt::print(stderr, "weir serve: {}\n", e), 2;
+  auto addrs = driver::parse_addrs(a.setup->addrs);
   if (!addrs) return fmt::print(stderr, "weir serve: {}\n", addrs.error()), 2;
   // The well-known ports of the four services (RFC 862/863/864, HTTP).
   int port = a.port;
@@ -34,30 +36,22 @@ int run_serve(ServeArgs& a) {
   } else {
     return fmt::print(stderr, "weir serve: unknown app '{}'\n", a.app), 2;
   }
-  if (!a.no_control && a.setup.driver.control_path.empty())
-    a.setup.driver.control_path = driver::default_control_path(a.setup.tun);
-  if (a.no_control) a.setup.driver.control_path.clear();
-  return driver::run_stack_app(a.setup, *app);
+  if (!a.no_control && a.setup->driver.control_path.empty())
+    a.setup->driver.control_path = driver::default_control_path(driver::device_name(*a.setup));
+  if (a.no_control) a.setup->driver.control_path.clear();
+  return driver::run_stack_app(*a.setup, *app);
 }
 
 Register reg("serve", [](CLI::App& app) -> std::function<int()> {
-  app.description("Run weir on a TUN device, serving echo, discard, chargen or http");
+  app.description("Run weir on a TUN, TAP or Ethernet interface, serving echo, discard, chargen or http");
   auto a = std::make_shared<ServeArgs>();
-  app.add_option("--tun", a->setup.tun, "TUN device to attach to (created if missing)")->required();
-  app.add_option("--addr", a->setup.addrs, "weir's address(es), CIDR, e.g. 192.0.2.1/24 fd00::1/64")->required();
-  app.add_option("--peer", a->setup.peers, "give the kernel side of the TUN this address (CIDR) and set it up");
-  app.add_option("--netns", a->setup.netns, "network namespace to run in (ip netns name)");
+  add_link_flags(app, a->setup);
   app.add_option("--app", a->app, "echo | discard | chargen | http");
   app.add_option("dir", a->dir, "directory served by --app http");
   app.add_option("--port", a->port, "TCP port (default: 7, 9, 19 or 80)");
-  app.add_option("--sysctl", a->setup.sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
-  app.add_flag("--no-offload", [a](int64_t n) { a->setup.offload = n == 0; },
-               "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
-  app.add_flag("--io-uring", a->setup.io_uring,
-               "TUN reads and writes through an io_uring: one system call per burst, not per packet");
-  app.add_option("--control", a->setup.driver.control_path, "control socket for `weir ss` (default /tmp/weir-TUN.sock)");
+  app.add_option("--control", a->setup->driver.control_path, "control socket for `weir ss` (default /tmp/weir-DEVICE.sock)");
   app.add_flag("--no-control", a->no_control, "no control socket");
-  app.add_option("--batch", a->setup.driver.batch, "packets read per wake-up");
+  app.add_option("--batch", a->setup->driver.batch, "packets read per wake-up");
   return [a] { return run_serve(*a); };
 });
 

@@ -26,13 +26,14 @@ int run_ss(const SsArgs& a) {
 Register reg("ss", [](CLI::App& app) -> std::function<int()> {
   app.description("Connections (ss -ti layout) or counters (nstat layout) of a running `weir serve`");
   auto a = std::make_shared<SsArgs>();
-  app.add_option("--tun", a->tun, "the TUN device `weir serve` runs on");
+  app.add_option("--tun,--packet,--tap", a->tun, "the device `weir serve` runs on (TUN, Ethernet interface or TAP)");
   app.add_option("--control", a->control, "the control socket path (instead of --tun)");
   app.add_flag("--nstat", a->nstat, "counters, nstat layout");
   app.add_flag("--dev", a->tun_stats, "device statistics");
   app.add_flag("!--brief", a->info, "no tcp_info line");
   return [a] {
-    if (a->tun.empty() && a->control.empty()) return fmt::print(stderr, "weir ss: give --tun or --control\n"), 2;
+    if (a->tun.empty() && a->control.empty())
+      return fmt::print(stderr, "weir ss: give the device (--tun, --packet or --tap) or --control\n"), 2;
     return run_ss(*a);
   };
 });

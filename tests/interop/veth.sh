@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# weir on an Ethernet link against the Linux kernel's own TCP: two private
+# namespaces joined by a veth pair, weir on one end through its AF_PACKET
+# rings (`--packet`, link/packet_ring.h) and its own ARP/ND (EtherLink),
+# Linux on the other end; or (DEV=tap) weir on a TAP device whose kernel
+# side is Linux.
+#   veth.sh http   curl downloads a file from `weir serve --app http`
+#   veth.sh fetch  `weir fetch` downloads from python3 -m http.server
+# Each over IPv4 and IPv6 (FAMILIES, default "4 6"), the bytes checked by
+# sha256; then Linux's neighbour table must hold weir's MAC for weir's
+# addresses (http: the --mac given; fetch: the default, derived from the
+# interface's MAC, ether_setup.h). MB sets the size (default 10); XT the
+# time limit of one transfer in seconds.
+set -u
+. "$(dirname "$0")/lib.sh"
+MODE=$1 DEV=${DEV:-packet}
+interop_init "veth-$MODE-$DEV"
+MB=${MB:-10}
+XT=${XT:-$((10 + MB / 4))}
+FAMILIES=${FAMILIES:-4 6}
+W4=198.18.0.1 K4=198.18.0.2 W6=fd00:78::1 K6=fd00:78::2
+MAC=02:00:5e:00:53:01  # RFC 7042 documentation range, locally administered
+CTL="$WORK/ctl.sock"
+mkdir -p "$WORK/www"
+make_file "$WORK/www/blob" "$MB"
+WANT=$(sha "$WORK/www/blob")
+
+K=$(ns_add k)
+if [ "$DEV" = packet ]; then
+  W=$(ns_add w)
+  ip link add "${P}w" type veth peer name "${P}k" || fail "ip link add veth"
+  ip link set "${P}w" netns "$W"
+  ip link set "${P}k" netns "$K"
+  # Linux's end sends real 1500-byte frames (weir's end: weir sets it up).
+  ip netns exec "$K" ethtool -K "${P}k" tso off gso off >/dev/null 2>&1
+  ip -n "$K" addr add $K4/24 dev "${P}k"
+  ip -n "$K" -6 addr add $K6/64 dev "${P}k" nodad
+  ip -n "$K" link set "${P}k" up
+  DEVARGS=(--netns "$W" --packet "${P}w")
+  WDEV="${P}w" WNS=$W KDEV="${P}k"
+else
+  # TAP: weir creates it in K and gives its kernel side (Linux) the addresses.
+  DEVARGS=(--netns "$K" --tap "${P}t" --peer $K4/24 --peer $K6/64)
+  WDEV="${P}t" WNS=$K KDEV="${P}t"
+fi
+ADDRS=(--addr $W4/24 --addr $W6/64)
+
+# The MAC Linux must have learnt for weir's address WADDR.
+neigh_has() {  # WADDR MAC
+  ip -n "$K" neigh show "$1" dev "$KDEV" | grep -qi "lladdr $2" \
+    || { ip -n "$K" neigh show; fail "Linux's neighbour table lacks $1 -> $2"; }
+  echo "ok: ip neigh: $1 lladdr $2"
+}
+
+# ether_setup.h derived_mac: the interface's MAC, first octet ((o ^ 4) | 2) & 0xfe.
+derived_mac() {
+  local m o
+  m=$(ip -n "$WNS" link show "$WDEV" | awk '/link\/ether/ {print $2}')
+  o=$((0x${m%%:*}))
+  printf '%02x:%s' $((((o ^ 4) | 2) & 0xfe)) "${m#*:}"
+}
+
+url_host() { [ "$1" = 4 ] && echo "$2" || echo "[$3]"; }
+
+case $MODE in
+http)
+  bg weir "$WEIR" serve "${DEVARGS[@]}" "${ADDRS[@]}" --mac $MAC --control "$CTL" --app http "$WORK/www" --port 8080
+  WEIR_PID=$LAST_PID
+  wait_for 10 test -S "$CTL" || fail "weir serve did not start"
+  for f in $FAMILIES; do
+    url="http://$(url_host "$f" $W4 $W6):8080/blob"
+    rm -f "$WORK/got"
+    timeout "$XT" ip netns exec "$K" curl -sSf --max-time "$XT" -o "$WORK/got" "$url" || fail "curl $url"
+    [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
+    echo "ok: curl $url ($MB MB over $DEV)"
+  done
+  for f in $FAMILIES; do neigh_has "$([ "$f" = 4 ] && echo $W4 || echo $W6)" $MAC; done
+  kill -TERM "$WEIR_PID"
+  wait "$WEIR_PID" || fail "weir serve exited with $?"
+  grep -Eq "rx [1-9][0-9]* frames" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "no device counters on exit"; } ;;
+fetch)
+  (cd "$WORK/www" && exec ip netns exec "$K" python3 -m http.server -b :: 8081) >"$WORK/http.log" 2>&1 &
+  PIDS+=($!)
+  if [ "$DEV" = tap ]; then
+    # The TAP (and so Linux's addresses on it) exists only while weir runs:
+    # wait for the server on loopback instead.
+    wait_for 10 ip netns exec "$K" curl -sf -o /dev/null "http://127.0.0.1:8081/blob" -r 0-0
+  else
+    wait_for 10 ip netns exec "$K" curl -sf -o /dev/null "http://$K4:8081/blob" -r 0-0
+  fi || fail "HTTP server did not start"
+  for f in $FAMILIES; do
+    url="http://$(url_host "$f" $K4 $K6):8081/blob"
+    rm -f "$WORK/got"
+    timeout "$XT" "$WEIR" fetch "${DEVARGS[@]}" "${ADDRS[@]}" -o "$WORK/got" --sha256 "$WANT" \
+      --timeout $((XT - 1)) "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+    [ "$(sha "$WORK/got")" = "$WANT" ] || fail "sha256 mismatch: $url"
+    grep -q "^$WANT" "$WORK/fetch.log" || fail "weir fetch did not print the sha256"
+    echo "ok: weir fetch $url ($MB MB over $DEV)"
+    # The TAP goes with weir; a veth keeps Linux's entry for weir's address.
+    [ "$DEV" = packet ] && neigh_has "$([ "$f" = 4 ] && echo $W4 || echo $W6)" "$(derived_mac)"
+  done ;;
+*) fail "unknown mode $MODE" ;;
+esac
+echo PASS

@@ -1,0 +1,26 @@
+#include "link_flags.h"
+
+namespace weir::cli {
+
+void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s) {
+  app.add_option("--tun", s->tun, "TUN device to attach to (created if missing)");
+  app.add_option("--packet", s->packet,
+                 "existing Ethernet interface (a veth end, a NIC) to run on through AF_PACKET TPACKET_V3 rings");
+  app.add_option("--tap", s->tap, "TAP device to attach to (created if missing): Ethernet frames");
+  app.add_option("--addr", s->addrs, "weir's address(es), CIDR, e.g. 192.0.2.1/24 fd00::1/64")->required();
+  app.add_option("--peer", s->peers,
+                 "give the kernel side this address (CIDR) and set it up: the TUN or TAP device itself, or the "
+                 "other end of the --packet veth");
+  app.add_option("--netns", s->netns, "network namespace to run in (ip netns name)");
+  app.add_option("--mac", s->mac,
+                 "weir's MAC on --packet/--tap, e.g. 02:00:00:00:00:01 (default: derived from the interface's, "
+                 "locally administered)");
+  app.add_option("--gateway", s->gateways, "next hop for off-link destinations, one per IP version (--packet/--tap)");
+  app.add_option("--sysctl", s->sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
+  app.add_flag("--no-offload", [s](int64_t n) { s->offload = n == 0; },
+               "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
+  app.add_flag("--io-uring", s->io_uring,
+               "TUN reads and writes through an io_uring: one system call per burst, not per packet");
+}
+
+}  // namespace weir::cli
