@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/ether_links.h"
 #include "driver/netns.h"
 #include "driver/tun_link.h"
 
@@ -24,7 +25,7 @@ Expected<std::unique_ptr<PolledLink>, std::string> open_tun(const StackSetup& s)
 
 Expected<std::unique_ptr<PolledLink>, std::string> open_link(const StackSetup& s) {
   if (!s.tun.empty()) return open_tun(s);
-  return Unexpected(std::string("Ethernet links (--packet, --tap) need the EtherLink layer, not built yet"));
+  return open_ether(s);
 }
 
 }  // namespace weir::driver
