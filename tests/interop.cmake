@@ -88,6 +88,18 @@ if(WEIR_INTEROP_TESTS)
     # transfer and weir's own records are checked, the band is not.
     set_tests_properties(interop_hystart_exit PROPERTIES ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;HYSTART_CHECK=consistency;ATTEMPTS=1")
   endif()
+  # weir on an Ethernet link (session 16, veth.sh): two namespaces joined
+  # by a veth pair, weir on one end through its AF_PACKET rings (--packet)
+  # with its own ARP and neighbour discovery, Linux on the other; curl from
+  # weir serve, weir fetch from python's http.server, IPv4 and IPv6, 10 MB
+  # each, sha256 checked and Linux's neighbour entry for weir's MAC. The
+  # same on a TAP device (DEV=tap).
+  weir_interop(veth_http 120 ${_interop}/veth.sh http)
+  weir_interop(veth_fetch 120 ${_interop}/veth.sh fetch)
+  weir_interop(tap_http 120 ${_interop}/veth.sh http)
+  weir_interop(tap_fetch 120 ${_interop}/veth.sh fetch)
+  set_tests_properties(interop_tap_http interop_tap_fetch PROPERTIES
+    ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;DEV=tap")
   weir_interop(ss 30 ${_interop}/serve.sh ss default)
   weir_interop(fetch_chunked 30 ${_interop}/serve.sh chunked default)
   weir_interop(fetch_refused 30 ${_interop}/serve.sh refused default)
