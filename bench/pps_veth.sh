@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Packets per second with real 1500-byte packets over veth, the anchor's own
+# setting ("veth with real 1500-byte packets: 0.84 M packets/s"), with weir
+# on the veth itself through its AF_PACKET rings (`--packet`,
+# link/packet_ring.h) instead of a TUN (bench/pps.sh):
+#   Linux->Linux: iperf3 (CUBIC) over a veth pair, TSO and GSO off on the
+#                 sender (ethtool -K: one MTU-sized packet per skb), GRO off
+#                 on the receiver (veth's default)
+#   weir->Linux : `weir serve --app chargen --packet` on one end of a second
+#                 veth pair (weir turns TSO/GSO/GRO off on its end), nc on
+#                 the other end reading to /dev/null
+#   Linux->weir : nc from /dev/zero to `weir serve --app discard --packet`
+# Both pairs alike: MTU 1500, Linux's end with TSO and GSO off. Each bulk
+# transfer runs WARM seconds, then the Linux end's device counter is read
+# over SECS seconds; ROUNDS rounds alternate the three (weir's two in
+# alternating order). PERF=1 records `perf stat` of weir in each weir run
+# over the counted seconds (printed at the end). Needs root.
+# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build/default}
+WEIR=${WEIR:-$BUILD/tools/weir/weir}
+[ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
+WEIR=$(readlink -f "$WEIR")
+for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0}
+. "$ROOT/tests/interop/lib.sh"
+interop_init pps-veth
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+counter() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3_packets"; }
+# rate NS DEV DIR [PID TAG]: packets/s over SECS after WARM; with PERF=1 and
+# a PID, `perf stat` of that process over the same SECS.
+rate() {
+  sleep "$WARM"
+  local a b
+  a=$(counter "$1" "$2" "$3")
+  if [ "$PERF" = 1 ] && [ "${4:--}" != - ]; then
+    perf stat -p "$4" -o "$WORK/perf-$5.txt" -- sleep "$SECS" 2>/dev/null
+  else
+    sleep "$SECS"
+  fi
+  b=$(counter "$1" "$2" "$3")
+  echo $(((b - a) / SECS))
+}
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+rate_then_stop() {  # NS DEV DIR PERF_PID PERF_TAG PID...
+  local ns=$1 dev=$2 dir=$3 pp=$4 tag=$5 p; shift 5
+  rate "$ns" "$dev" "$dir" "$pp" "$tag"
+  for p in "$@"; do stop "$p"; done
+}
+# veth_pair NS_A DEV_A NS_B DEV_B: MTU 1500, up, TSO/GSO off on both ends.
+veth_pair() {
+  ip link add "$2" type veth peer name "$4" || exit 1
+  ip link set "$2" netns "$1"; ip link set "$4" netns "$3"
+  ip -n "$1" link set "$2" mtu 1500 up; ip -n "$3" link set "$4" mtu 1500 up
+  ip netns exec "$1" ethtool -K "$2" tso off gso off >/dev/null
+  ip netns exec "$3" ethtool -K "$4" tso off gso off >/dev/null
+}
+
+D=$(ns_add d); V=$(ns_add v); X=$(ns_add x)
+veth_pair "$D" "${P}va" "$V" "${P}vb"  # Linux <-> Linux
+ip -n "$D" addr add 198.51.100.1/24 dev "${P}va"; ip -n "$V" addr add 198.51.100.2/24 dev "${P}vb"
+veth_pair "$D" "${P}xa" "$X" "${P}xb"  # Linux (D) <-> weir (X, no kernel addresses)
+ip -n "$D" addr add 198.18.0.2/24 dev "${P}xa"
+
+linux_linux() {
+  bg llsink ip netns exec "$V" iperf3 -s -1 -B 198.51.100.2
+  local sink=$LAST_PID
+  wait_for 5 ip netns exec "$V" sh -c "ss -ltn 'sport = :5201' | grep -q LISTEN"
+  bg llsrc ip netns exec "$D" iperf3 -c 198.51.100.2 -C cubic -t $((WARM + SECS + 2))
+  rate_then_stop "$D" "${P}va" tx - - "$LAST_PID" "$sink"
+}
+RUN=0
+# weir_app APP PORT CLIENT_REDIRECT DIR: weir serves APP on its veth end, nc
+# talks to it from Linux's end, whose DIR counter is rated.
+weir_app() {
+  RUN=$((RUN + 1))
+  bg "w$1" "$WEIR" serve --netns "$X" --packet "${P}xb" --addr 198.18.0.1/24 --app "$1" --no-control
+  local srv=$LAST_PID
+  wait_for 10 ip netns exec "$D" nc -z -w 1 198.18.0.1 "$2"
+  bg "n$1" ip netns exec "$D" sh -c "nc 198.18.0.1 $2 $3"
+  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$RUN-$1" "$LAST_PID" "$srv"
+}
+weir_linux() { weir_app chargen 19 "> /dev/null" rx; }
+linux_weir() { weir_app discard 9 "< /dev/zero" tx; }
+ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
+
+echo "| round | Linux->Linux veth | weir->Linux packet ring | Linux->weir packet ring | weir->Linux / Linux | Linux->weir / Linux |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for r in $(seq "$ROUNDS"); do
+  ll=$(linux_linux)
+  if [ $((r % 2)) = 1 ]; then wl=$(weir_linux); lw=$(linux_weir); else lw=$(linux_weir); wl=$(weir_linux); fi
+  echo "| $r | $ll | $wl | $lw | $(ratio "$wl" "$ll") | $(ratio "$lw" "$ll") |"
+done
+echo
+echo "packets/s of 1500-byte packets over ${SECS} s after ${WARM} s; load average $LOAD0 at the start," \
+  "$(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) CPUs; weir" \
+  "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) ($WEIR)"
+for f in "$WORK"/perf-*.txt; do [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E 'task-clock|context-switches|cycles|instructions|elapsed|user|sys' "$f"; }; done
+grep -h 'AF_PACKET' "$WORK"/w*.log 2>/dev/null | tail -2
