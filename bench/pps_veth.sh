@@ -7,14 +7,15 @@
 #                 sender (ethtool -K: one MTU-sized packet per skb), GRO off
 #                 on the receiver (veth's default)
 #   weir->Linux : `weir serve --app chargen --packet` on one end of a second
-#                 veth pair (weir turns TSO/GSO/GRO off on its end), nc on
-#                 the other end reading to /dev/null
-#   Linux->weir : nc from /dev/zero to `weir serve --app discard --packet`
+#                 veth pair (weir turns TSO/GSO/GRO off on its end), a
+#                 python reader (1 MB recv_into) on the other end
+#   Linux->weir : a python writer (1 MB sendall) to `weir serve --app discard --packet`
 # Both pairs alike: MTU 1500, Linux's end with TSO and GSO off. Each bulk
 # transfer runs WARM seconds, then the Linux end's device counter is read
 # over SECS seconds; ROUNDS rounds alternate the three (weir's two in
-# alternating order). PERF=1 records `perf stat` of weir in each weir run
-# over the counted seconds (printed at the end). Needs root.
+# alternating order). PERF=1 records `perf stat` of weir over the counted
+# seconds of each weir run, PERF=record a `perf record -g` profile (its
+# top entries printed at the end). Needs root.
 # Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +25,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
 SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0}
+eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -35,7 +37,11 @@ rate() {
   sleep "$WARM"
   local a b
   a=$(counter "$1" "$2" "$3")
-  if [ "$PERF" = 1 ] && [ "${4:--}" != - ]; then
+  if [ "$PERF" = record ] && [ "${4:--}" != - ]; then
+    perf record -q -g -p "$4" -o "$WORK/perf-$5.data" -- sleep "$SECS" >/dev/null 2>&1
+    perf report -i "$WORK/perf-$5.data" --no-children --percent-limit 1.5 --stdio 2>/dev/null \
+      | grep -E '^ +[0-9.]+%' >"$WORK/perf-$5.txt"
+  elif [ "$PERF" = 1 ] && [ "${4:--}" != - ]; then
     perf stat -p "$4" -o "$WORK/perf-$5.txt" -- sleep "$SECS" 2>/dev/null
   else
     sleep "$SECS"
@@ -71,19 +77,24 @@ linux_linux() {
   bg llsrc ip netns exec "$D" iperf3 -c 198.51.100.2 -C cubic -t $((WARM + SECS + 2))
   rate_then_stop "$D" "${P}va" tx - - "$LAST_PID" "$sink"
 }
-RUN=0
-# weir_app APP PORT CLIENT_REDIRECT DIR: weir serves APP on its veth end, nc
-# talks to it from Linux's end, whose DIR counter is rated.
+# weir_app APP PORT UNUSED DIR PYTHON: weir serves APP on its veth end, the
+# python client talks to it from Linux's end, whose DIR counter is rated.
 weir_app() {
-  RUN=$((RUN + 1))
-  bg "w$1" "$WEIR" serve --netns "$X" --packet "${P}xb" --addr 198.18.0.1/24 --app "$1" --no-control
+  bg "w$1" "$WEIR" serve --netns "$X" --packet "${P}xb" --addr 198.18.0.1/24 --app "$1" --no-control "${XARGS[@]}"
   local srv=$LAST_PID
   wait_for 10 ip netns exec "$D" nc -z -w 1 198.18.0.1 "$2"
-  bg "n$1" ip netns exec "$D" sh -c "nc 198.18.0.1 $2 $3"
-  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$RUN-$1" "$LAST_PID" "$srv"
+  bg "n$1" ip netns exec "$D" python3 -c "$5" 198.18.0.1 "$2"
+  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$r-$1" "$LAST_PID" "$srv"
 }
-weir_linux() { weir_app chargen 19 "> /dev/null" rx; }
-linux_weir() { weir_app discard 9 "< /dev/zero" tx; }
+# Linux's end of weir's transfers: python with 1 MB socket calls, not nc
+# (16 KB per call: on this loaded 2-core VM nc itself was the limit, its
+# socket app-limited in `ss -ti`), as iperf3 uses 128 KB writes.
+PYSEND='import socket,sys; s=socket.create_connection((sys.argv[1],int(sys.argv[2]))); b=bytes(1<<20)
+while True: s.sendall(b)'
+PYRECV='import socket,sys; s=socket.create_connection((sys.argv[1],int(sys.argv[2]))); b=bytearray(1<<20)
+while s.recv_into(b): pass'
+weir_linux() { weir_app chargen 19 "" rx "$PYRECV"; }
+linux_weir() { weir_app discard 9 "" tx "$PYSEND"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 
 echo "| round | Linux->Linux veth | weir->Linux packet ring | Linux->weir packet ring | weir->Linux / Linux | Linux->weir / Linux |"
@@ -97,5 +108,7 @@ echo
 echo "packets/s of 1500-byte packets over ${SECS} s after ${WARM} s; load average $LOAD0 at the start," \
   "$(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) CPUs; weir" \
   "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) ($WEIR)"
-for f in "$WORK"/perf-*.txt; do [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E 'task-clock|context-switches|cycles|instructions|elapsed|user|sys' "$f"; }; done
+for f in "$WORK"/perf-*.txt; do
+  [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E '%|task-clock|context-switches|cycles|instructions|elapsed' "$f"; }
+done
 grep -h 'AF_PACKET' "$WORK"/w*.log 2>/dev/null | tail -2

@@ -93,9 +93,15 @@ Expected<link::EtherLinkConfig, std::string> ether_config(const StackSetup& s, c
 }
 
 Expected<std::unique_ptr<PolledLink>, std::string> open_packet(const StackSetup& s) {
+  // The ring and the flags first: the interface must exist and be
+  // Ethernet, and the flags must be right, before anything is changed.
+  auto ring = link::PacketRing::open(s.packet, s.ring);
+  if (!ring) return Unexpected(fmt::format("--packet {}: {}", s.packet, ring.error()));
+  auto cfg = ether_config(s, (*ring)->hw_addr(), (*ring)->mtu());
+  if (!cfg) return Unexpected(cfg.error());
   // Real MTU-sized frames both ways: weir's end, and Linux's end of a veth
   // we configure (a sender's TSO would otherwise cross the veth as one
-  // 64 KB frame, which the ring cannot hold).
+  // 64 KB frame, which the ring drops as oversize).
   offloads_off(s.packet);
   if (auto r = link_up(s.packet); !r) return Unexpected(r.error());
   if (!s.peers.empty()) {
@@ -105,10 +111,6 @@ Expected<std::unique_ptr<PolledLink>, std::string> open_packet(const StackSetup&
     for (const auto& p : s.peers)
       if (auto r = configure_kernel_side(*peer, p); !r) return Unexpected(r.error());
   }
-  auto ring = link::PacketRing::open(s.packet);
-  if (!ring) return Unexpected(fmt::format("--packet {}: {}", s.packet, ring.error()));
-  auto cfg = ether_config(s, (*ring)->hw_addr(), (*ring)->mtu());
-  if (!cfg) return Unexpected(cfg.error());
   // A NIC's filter passes weir's MAC up without going promiscuous; veth
   // has no filter, so a refusal is only worth a warning.
   if (auto r = (*ring)->add_unicast(cfg->mac.b); !r) fmt::print(stderr, "weir: {}\n", r.error());

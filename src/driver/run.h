@@ -10,6 +10,7 @@
 
 #include "driver/app.h"
 #include "driver/stack_driver.h"
+#include "link/packet_ring.h"
 
 namespace weir::driver {
 
@@ -27,6 +28,7 @@ struct StackSetup {
   // Ethernet (--packet, --tap):
   std::string mac;                   // weir's MAC ("" = derived from the interface's, ether_setup.h)
   std::vector<std::string> gateways;  // the next hop for off-link destinations, at most one per family
+  link::PacketRingConfig ring;       // --packet: the rings' sizes, PACKET_QDISC_BYPASS
   DriverOptions driver;
 };
 

@@ -16,6 +16,16 @@ void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
                  "weir's MAC on --packet/--tap, e.g. 02:00:00:00:00:01 (default: derived from the interface's, "
                  "locally administered)");
   app.add_option("--gateway", s->gateways, "next hop for off-link destinations, one per IP version (--packet/--tap)");
+  // The ring sizes (link/packet_ring.h): a TPACKET_V3 block reaches weir
+  // when full or when its retire timer fires, which counts in jiffies (4 ms
+  // at HZ=250), so smaller blocks mean less waiting on a lightly loaded ring.
+  app.add_option_function<uint32_t>(
+      "--ring-block-kb", [s](const uint32_t& kb) { s->ring.rx_block_size = kb * 1024; },
+      "--packet: RX block size in KiB, a multiple of the page size (default 128)");
+  app.add_option("--ring-blocks", s->ring.rx_block_count, "--packet: RX blocks (default 64)");
+  app.add_option("--ring-tx-frames", s->ring.tx_frame_count, "--packet: TX ring slots (default 1024)");
+  app.add_flag("--no-qdisc-bypass", [s](int64_t n) { s->ring.qdisc_bypass = n == 0; },
+               "--packet: frames go through the interface's qdisc (PACKET_QDISC_BYPASS off)");
   app.add_option("--sysctl", s->sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
   app.add_flag("--no-offload", [s](int64_t n) { s->offload = n == 0; },
                "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
