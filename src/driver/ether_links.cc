@@ -20,8 +20,15 @@ void deliver(link::EtherLink& ether, Stack& st, Time now, std::span<const uint8_
 
 }  // namespace
 
+// A NIC's filters pass weir's MAC and its groups (the solicited-node
+// groups of RFC 4861 §7.2.1, EtherLink::multicast_macs) up without going
+// promiscuous; veth has no filter, so a refusal is only worth a warning.
 PacketLink::PacketLink(std::unique_ptr<link::PacketRing> ring, link::EtherLinkConfig cfg)
-    : PolledLink(ring->name()), ring_(std::move(ring)), ether_(std::move(cfg), *ring_) {}
+    : PolledLink(ring->name()), ring_(std::move(ring)), mac_(cfg.mac.b), ether_(std::move(cfg), *ring_) {
+  if (auto r = ring_->add_mac(mac_); !r) fmt::print(stderr, "weir: {}\n", r.error());
+  for (const auto& m : ether_.multicast_macs())
+    if (auto r = ring_->add_mac(m.b); !r) fmt::print(stderr, "weir: {}\n", r.error());
+}
 
 void PacketLink::input(Time now, Stack& st) {
   ring_->drain([&](std::span<const uint8_t> f, bool csum_valid) { deliver(ether_, st, now, f, csum_valid); });
@@ -111,9 +118,6 @@ Expected<std::unique_ptr<PolledLink>, std::string> open_packet(const StackSetup&
     for (const auto& p : s.peers)
       if (auto r = configure_kernel_side(*peer, p); !r) return Unexpected(r.error());
   }
-  // A NIC's filter passes weir's MAC up without going promiscuous; veth
-  // has no filter, so a refusal is only worth a warning.
-  if (auto r = (*ring)->add_unicast(cfg->mac.b); !r) fmt::print(stderr, "weir: {}\n", r.error());
   return std::unique_ptr<PolledLink>(new PacketLink(std::move(*ring), std::move(*cfg)));
 }
 

@@ -5,6 +5,7 @@
 // datagrams it returns to the stack; EtherLink::advance with the stack's.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,7 @@ class PacketLink final : public PolledLink {
 
  private:
   std::unique_ptr<link::PacketRing> ring_;
+  std::array<uint8_t, 6> mac_;  // weir's MAC, joined on the interface's filter
   link::EtherLink ether_;
   Time last_ = Time::from_ns(0);
 };

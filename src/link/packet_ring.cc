@@ -106,14 +106,14 @@ PacketRing::~PacketRing() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Expected<bool, std::string> PacketRing::add_unicast(const std::array<uint8_t, 6>& mac) {
+Expected<bool, std::string> PacketRing::add_mac(const std::array<uint8_t, 6>& mac) {
   packet_mreq mr{};
   mr.mr_ifindex = static_cast<int>(::if_nametoindex(name_.c_str()));
-  mr.mr_type = PACKET_MR_UNICAST;
+  mr.mr_type = (mac[0] & 1) ? PACKET_MR_MULTICAST : PACKET_MR_UNICAST;  // IEEE 802: the group bit
   mr.mr_alen = 6;
   std::memcpy(mr.mr_address, mac.data(), 6);
   if (::setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
-    return Unexpected(err("PACKET_MR_UNICAST on " + name_));
+    return Unexpected(err("PACKET_ADD_MEMBERSHIP on " + name_));
   return true;
 }
 

@@ -140,10 +140,11 @@ class PacketRing final : public FrameSink {
   const std::array<uint8_t, 6>& hw_addr() const { return hw_; }
   const RingGeometry& rx() const { return rx_; }
   const RingGeometry& tx() const { return tx_; }
-  // Adds `mac` to the interface's unicast filter for this socket's lifetime
-  // (PACKET_ADD_MEMBERSHIP PACKET_MR_UNICAST, packet(7)): a NIC then passes
-  // frames for weir's own MAC up without going promiscuous.
-  Expected<bool, std::string> add_unicast(const std::array<uint8_t, 6>& mac);
+  // Adds `mac` to the interface's filter for this socket's lifetime
+  // (packet(7) PACKET_ADD_MEMBERSHIP: PACKET_MR_UNICAST for a unicast MAC,
+  // PACKET_MR_MULTICAST for a group): a NIC then passes frames for weir's
+  // own MAC and groups up without going promiscuous.
+  Expected<bool, std::string> add_mac(const std::array<uint8_t, 6>& mac);
 
   // Visits every frame of every ready block (at most the whole ring, so a
   // wake-up is bounded) as deliver(bytes, checksum_valid), and returns each
