@@ -96,6 +96,8 @@ if(WEIR_INTEROP_TESTS)
   # same on a TAP device (DEV=tap).
   weir_interop(veth_http 120 ${_interop}/veth.sh http)
   weir_interop(veth_fetch 120 ${_interop}/veth.sh fetch)
+  # --peer on a veth whose both ends are in weir's namespace: nc echo.
+  weir_interop(veth_peer 60 ${_interop}/veth.sh peer)
   weir_interop(tap_http 120 ${_interop}/veth.sh http)
   weir_interop(tap_fetch 120 ${_interop}/veth.sh fetch)
   set_tests_properties(interop_tap_http interop_tap_fetch PROPERTIES

@@ -10,7 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -40,13 +40,6 @@ void set_feature(int s, const std::string& ifname, uint32_t cmd) {
   (void)::ioctl(s, SIOCETHTOOL, &ifr);
 }
 
-int read_int(const std::string& path) {
-  std::ifstream f(path);
-  int v = -1;
-  f >> v;
-  return f ? v : -1;
-}
-
 }  // namespace
 
 Expected<MacBytes, std::string> iface_mac(const std::string& ifname) {
@@ -67,20 +60,33 @@ void offloads_off(const std::string& ifname) {
   for (uint32_t cmd : {ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO}) set_feature(s.fd, ifname, cmd);
 }
 
-// /sys/class/net/IF/iflink is the peer's ifindex in the peer's namespace;
-// an index that names an interface here could be a stranger's, so the
-// answer counts only if that interface's iflink points back at us.
+// The peer as iproute2 shows it: `ip -o link show dev IF` prints
+// "N: IF@PEER: ..." and, when the peer lives in another namespace, PEER as
+// "ifK" with "link-netns"/"link-netnsid" after it. Not /sys/class/net:
+// sysfs shows the namespace of whoever mounted it, not this thread's
+// (which `--netns` moved); a child process inherits the thread's.
 Expected<std::string, std::string> veth_peer(const std::string& ifname) {
-  const std::string sys = "/sys/class/net/";
-  const int self = read_int(sys + ifname + "/ifindex");
-  const int link = read_int(sys + ifname + "/iflink");
-  char name[IF_NAMESIZE] = {};
-  if (self > 0 && link > 0 && link != self && ::if_indextoname(static_cast<unsigned>(link), name) &&
-      read_int(sys + name + "/iflink") == self)
-    return std::string(name);
-  return Unexpected(fmt::format(
-      "--peer with --packet {} needs {} to be one end of a veth pair whose other end is in the same namespace", ifname,
-      ifname));
+  auto fail = [&] {
+    return Unexpected(fmt::format(
+        "--peer with --packet {} needs {} to be one end of a veth pair whose other end is in the same namespace",
+        ifname, ifname));
+  };
+  if (ifname.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != std::string::npos)
+    return fail();
+  FILE* f = ::popen(("ip -o link show dev " + ifname + " 2>/dev/null").c_str(), "r");
+  if (!f) return fail();
+  char buf[1024] = {};
+  const bool got = std::fgets(buf, sizeof buf, f) != nullptr;
+  ::pclose(f);
+  const std::string line = got ? buf : "";
+  const auto at = line.find(ifname + "@");
+  if (at == std::string::npos || line.find("link-netns") != std::string::npos) return fail();
+  const auto from = at + ifname.size() + 1;
+  const auto colon = line.find(':', from);
+  if (colon == std::string::npos) return fail();
+  std::string peer = line.substr(from, colon - from);
+  if (peer.empty() || ::if_nametoindex(peer.c_str()) == 0) return fail();
+  return peer;
 }
 
 Expected<bool, std::string> link_up(const std::string& ifname) {

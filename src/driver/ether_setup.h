@@ -31,8 +31,8 @@ Expected<MacBytes, std::string> iface_mac(const std::string& ifname);
 // 1500-byte packets". An interface without a feature keeps going.
 void offloads_off(const std::string& ifname);
 
-// The other end of veth `ifname` when it lives in this namespace (its
-// iflink names our ifindex back), else why not.
+// The other end of veth `ifname` when it lives in this (the calling
+// thread's) namespace, as `ip -o link` names it, else why not.
 Expected<std::string, std::string> veth_peer(const std::string& ifname);
 
 // Brings `ifname` up (SIOCSIFFLAGS IFF_UP).

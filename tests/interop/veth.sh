@@ -6,6 +6,8 @@
 # side is Linux.
 #   veth.sh http   curl downloads a file from `weir serve --app http`
 #   veth.sh fetch  `weir fetch` downloads from python3 -m http.server
+#   veth.sh peer   both ends of the veth in one namespace, `--peer` giving
+#                  Linux's end its addresses: nc echo, `weir ss --dev`
 # Each over IPv4 and IPv6 (FAMILIES, default "4 6"), the bytes checked by
 # sha256; then Linux's neighbour table must hold weir's MAC for weir's
 # addresses (http: the --mac given; fetch: the default, derived from the
@@ -99,6 +101,27 @@ fetch)
     # The TAP goes with weir; a veth keeps Linux's entry for weir's address.
     [ "$DEV" = packet ] && neigh_has "$([ "$f" = 4 ] && echo $W4 || echo $W6)" "$(derived_mac)"
   done ;;
+peer)
+  command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
+  # weir's end and Linux's end in one namespace of their own (K already
+  # holds the same addresses on the first pair); --peer configures Linux's.
+  K=$(ns_add q)
+  ip -n "$K" link add "${P}a" type veth peer name "${P}b" || fail "ip link add veth"
+  bg weir "$WEIR" serve --netns "$K" --packet "${P}a" --peer $K4/24 --peer $K6/64 "${ADDRS[@]}" \
+    --control "$CTL" --app echo --port 7007
+  wait_for 10 test -S "$CTL" || fail "weir serve did not start"
+  head -c 100000 "$WORK/www/blob" >"$WORK/small"
+  for host in $W4 $W6; do
+    timeout 10 ip netns exec "$K" nc -N -w 5 "$host" 7007 <"$WORK/small" >"$WORK/back" || fail "nc $host"
+    cmp -s "$WORK/small" "$WORK/back" || fail "echo differs ($host)"
+    echo "ok: nc echo via $host, Linux's end configured by --peer"
+  done
+  KDEV="${P}b"
+  neigh_has $W4 "$(WNS=$K WDEV="${P}a" derived_mac)"
+  "$WEIR" ss --control "$CTL" --dev >"$WORK/dev.out" || fail "weir ss --dev"
+  grep -Eq "AF_PACKET TPACKET_V3 rx [1-9]" "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no ring counters"; }
+  grep -q "^ether " "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no EtherLink counters"; }
+  echo "ok: weir ss --dev" ;;
 *) fail "unknown mode $MODE" ;;
 esac
 echo PASS
