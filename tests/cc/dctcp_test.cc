@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "tcp/cc/cc_info.h"
+#include "cc/dctcp_window.h"
 #include "tcp/cc/dctcp.h"
 
 namespace weir::cc {
@@ -14,25 +15,8 @@ namespace {
 
 constexpr Time t0 = Time::zero();
 
-// An ECN connection established with snd_nxt at 1000.
-CcState ecn_state() {
-  CcState tp;
-  tp.ecn_ok = true;
-  tp.snd_nxt = Seq32(1000);
-  tp.snd_una = Seq32(1000);
-  return tp;
-}
-
-// One observation window: `pkts` delivered, `ce` of them ECE-acknowledged,
-// the last ACK taking SND.UNA to the window's end while the next window's
-// data is already out (so the next window ends at the new SND.NXT).
-void window(Dctcp& d, CcState& tp, uint32_t pkts, uint32_t ce) {
-  tp.rate.count_delivered(pkts - ce, false);
-  tp.rate.count_delivered(ce, true);
-  tp.snd_una = tp.snd_nxt;
-  tp.snd_nxt = tp.snd_nxt + 10 * 1000;
-  d.in_ack_event(tp, t0);
-}
+using test::ecn_state;
+using test::window;
 
 TEST(Dctcp, AlphaStartsAtOneAndDecaysByOneSixteenthPerCleanWindow) {
   Dctcp d;

@@ -4,6 +4,7 @@
 // fails every test that expects one.
 #include <gtest/gtest.h>
 
+#include "cc/dctcp_window.h"
 #include "tcp/cc/dctcp.h"
 #include "tcp/cc/plb.h"
 
@@ -96,22 +97,8 @@ TEST(Plb, DisabledDoesNothing) {
 
 // DCTCP's use (dctcp_update_alpha, dctcp_cwnd_event): the round's own CE
 // share, not alpha, decides; TX_START is the idle check; an RTO pauses.
-CcState ecn_state() {
-  CcState tp;
-  tp.ecn_ok = true;
-  tp.snd_nxt = Seq32(1000);
-  tp.snd_una = Seq32(1000);
-  return tp;
-}
-
-void window(Dctcp& d, CcState& tp, uint32_t pkts, uint32_t ce) {
-  tp.rate.count_delivered(pkts - ce, false);
-  tp.rate.count_delivered(ce, true);
-  tp.snd_una = tp.snd_nxt;
-  tp.snd_nxt = tp.snd_nxt + 10 * 1000;
-  tp.packets_out = 10;
-  d.in_ack_event(tp, t0);
-}
+void window(Dctcp& d, CcState& tp, uint32_t pkts, uint32_t ce) { test::window(d, tp, pkts, ce, t0); }
+using test::ecn_state;
 
 CcOptions plb_opts(uint32_t rehash_rounds) {
   CcOptions o;

@@ -25,6 +25,7 @@
 #include "link/ether_harness.h"
 #include "link/ether_link.h"
 #include "link/packet_ring.h"
+#include "link/private_netns.h"
 #include "wire/checksum.h"
 
 namespace weir::link {
@@ -32,10 +33,6 @@ namespace {
 
 using namespace weir::link::test;
 
-void write_sysctl(const std::string& path, const char* v) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) (void)!::write(fd, v, 1), ::close(fd);
-}
 
 std::string run_output(const std::string& cmd) {
   std::string out;
@@ -52,10 +49,7 @@ std::string run_output(const std::string& cmd) {
 class EtherVeth {
  public:
   EtherVeth() {
-    if (::geteuid() != 0) return;
-    home_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (home_ < 0 || ::unshare(CLONE_NEWNET) != 0) return;
-    entered_ = true;
+    if (!ns_.entered()) return;
     using driver::run_program;
     ok_ = run_program({"ip", "link", "add", "pa", "type", "veth", "peer", "name", "pb"}) == 0;
     write_sysctl("/proc/sys/net/ipv6/conf/pa/disable_ipv6", "1");
@@ -66,15 +60,10 @@ class EtherVeth {
           run_program({"ip", "link", "set", "pa", "up"}) == 0 &&
           run_program({"ip", "link", "set", "pb", "up"}) == 0;
   }
-  ~EtherVeth() {
-    if (entered_) (void)::setns(home_, CLONE_NEWNET);
-    if (home_ >= 0) ::close(home_);
-  }
   bool ok() const { return ok_; }
 
  private:
-  int home_ = -1;
-  bool entered_ = false;
+  PrivateNetns ns_;
   bool ok_ = false;
 };
 

@@ -19,6 +19,7 @@
 
 #include "driver/netns.h"
 #include "link/packet_ring.h"
+#include "link/private_netns.h"
 
 namespace weir::link {
 namespace {
@@ -30,27 +31,17 @@ constexpr uint16_t kType = 0x88b5;  // IEEE 802 local experimental EtherType: no
 class VethNs {
  public:
   VethNs() {
-    if (::geteuid() != 0) return;
-    home_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (home_ < 0 || ::unshare(CLONE_NEWNET) != 0) return;
-    entered_ = true;
-    for (const char* f : {"/proc/sys/net/ipv6/conf/all/disable_ipv6", "/proc/sys/net/ipv6/conf/default/disable_ipv6"}) {
-      int fd = ::open(f, O_WRONLY | O_CLOEXEC);
-      if (fd >= 0) (void)!::write(fd, "1", 1), ::close(fd);
-    }
+    if (!ns_.entered()) return;
+    for (const char* f : {"/proc/sys/net/ipv6/conf/all/disable_ipv6", "/proc/sys/net/ipv6/conf/default/disable_ipv6"})
+      test::write_sysctl(f, "1");
     using driver::run_program;
     ok_ = run_program({"ip", "link", "add", "pa", "type", "veth", "peer", "name", "pb"}) == 0 &&
           run_program({"ip", "link", "set", "pa", "up"}) == 0 && run_program({"ip", "link", "set", "pb", "up"}) == 0;
   }
-  ~VethNs() {
-    if (entered_) (void)::setns(home_, CLONE_NEWNET);
-    if (home_ >= 0) ::close(home_);
-  }
   bool ok() const { return ok_; }
 
  private:
-  int home_ = -1;
-  bool entered_ = false;
+  test::PrivateNetns ns_;
   bool ok_ = false;
 };
 
