@@ -1,5 +1,7 @@
 #include "link/neighbor.h"
 
+#include "util/splitmix.h"
+
 namespace weir::link {
 namespace {
 
@@ -37,11 +39,7 @@ NeighborTable::NeighborTable(NeighParams p) : p_(p), rng_(p.seed) {
 }
 
 uint64_t NeighborTable::next_random() {
-  // splitmix64: a seeded, reproducible stream (tests pin the draws).
-  uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return splitmix64(rng_);  // a seeded, reproducible stream (tests pin the draws)
 }
 
 void NeighborTable::maybe_redraw_reachable(Time now) {

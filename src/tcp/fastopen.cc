@@ -3,6 +3,8 @@
 #include <charconv>
 #include <vector>
 
+#include "util/splitmix.h"
+
 namespace weir::tcp::fastopen {
 namespace {
 
@@ -41,14 +43,6 @@ std::vector<uint8_t> addr_bytes(const IpAddr& a) {
   return {b.begin(), b.end()};
 }
 
-// splitmix64 (Steele, Lea, Flood 2014): one step of the stream.
-uint64_t splitmix64(uint64_t& state) {
-  state += 0x9e3779b97f4a7c15ull;
-  uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 

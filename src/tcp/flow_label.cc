@@ -2,6 +2,7 @@
 #include "tcp/flow_label.h"
 
 #include "tcp/isn.h"
+#include "util/splitmix.h"
 
 namespace weir::tcp {
 
@@ -17,12 +18,7 @@ uint32_t flow_hash(uint64_t secret, const FourTuple& t) {
 // splitmix64 (one step), the generator fastopen::random_key also uses;
 // the high half of its output.
 uint32_t next_txhash(uint64_t& state) {
-  state += 0x9e3779b97f4a7c15ull;
-  uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  const auto v = static_cast<uint32_t>(z >> 32);
+  const auto v = static_cast<uint32_t>(splitmix64(state) >> 32);
   return v ? v : 1;  // Linux net_tx_rndhash: "return v ?: 1"
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "util/splitmix.h"
+
 namespace weir::cc {
 
 namespace {
@@ -34,13 +36,8 @@ int64_t us(Duration d) { return d.ns() / 1000; }
 }  // namespace
 
 uint32_t Bbr::random_below(uint32_t n) {
-  // splitmix64: deterministic per connection (seeded by the driver).
-  rng_ += 0x9e3779b97f4a7c15ull;
-  uint64_t z = rng_;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<uint32_t>(z % n);
+  // Deterministic per connection (seeded by the driver).
+  return static_cast<uint32_t>(splitmix64(rng_) % n);
 }
 
 uint64_t Bbr::rate_bytes_per_sec(uint64_t bw, uint32_t mss, uint32_t gain) {

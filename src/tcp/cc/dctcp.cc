@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tcp/cc/reno.h"
+#include "util/splitmix.h"
 
 namespace weir::cc {
 
@@ -73,12 +74,7 @@ void Dctcp::plb_round(CcState& tp, uint64_t delivered, uint64_t delivered_ce, Ti
 }
 
 uint32_t Dctcp::random_u32() {
-  // splitmix64, as Bbr::random_below: reproducible runs.
-  rng_ += 0x9e3779b97f4a7c15ull;
-  uint64_t z = rng_;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<uint32_t>(z ^ (z >> 31));
+  return static_cast<uint32_t>(splitmix64(rng_));  // reproducible runs
 }
 
 // dctcp_react_to_loss: a loss halves cwnd like Reno (RFC 8257 §3.5).
