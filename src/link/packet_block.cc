@@ -1,5 +1,6 @@
-// The pure parts of link/packet_ring.h: ring geometry and walking a
-// TPACKET_V3 block. No socket, no mapping: unit-tested on memory.
+// The pure parts of link/packet_ring.h and link/packet_rx.h: ring geometry,
+// a frame's verdict, and walking a TPACKET_V3 block. No socket, no
+// mapping: unit-tested on memory.
 #include <linux/if_packet.h>
 
 #include <cstring>
@@ -42,15 +43,45 @@ Expected<RingGeometry, std::string> check(RingGeometry g, size_t page, uint32_t 
   return g;
 }
 
+// A ring of `count` fixed slots of `size` bytes (0: the smallest power of
+// two of at least `need`), each block a page or one slot, so a slot never
+// straddles two blocks (packet_mmap.rst: "frames ... cannot be spawned
+// across two blocks"); the count rounds up to whole blocks.
+Expected<RingGeometry, std::string> slots(uint32_t size, uint32_t count, size_t page, uint32_t need, const char* which) {
+  const uint32_t frame = size ? size : pow2_at_least(align(need));
+  if (count == 0 || count > kMaxRingFrames)
+    return Unexpected(fmt::format("{} ring of {} frames: expected 1 .. {}", which, count, kMaxRingFrames));
+  if (frame == 0 || frame > kMaxRing)
+    return Unexpected(fmt::format("{} frame size {}: expected 1 .. 1 GiB", which, frame));
+  const uint32_t block = frame >= page ? frame : static_cast<uint32_t>(page);
+  const uint32_t per_block = block / frame;
+  const uint32_t blocks = (count + per_block - 1) / per_block;
+  return check({block, blocks, frame, 0}, page, need, which);
+}
+
 }  // namespace
 
 size_t tx_data_offset() { return kHdr; }
+
+Expected<RingGeometry, std::string> rx_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame) {
+  return cfg.rx_ring == RxRing::kV2 ? rx_v2_geometry(cfg, page, max_frame) : rx_v3_geometry(cfg, page, max_frame);
+}
+
+// RX (TPACKET_V2): tpacket_rcv puts the frame at macoff = netoff - maclen,
+// netoff = TPACKET_ALIGN(tp_hdrlen + max(maclen, 16)) (tp_reserve 0), and
+// cuts whatever passes the slot's end (tp_snaplen < tp_len): a slot holds
+// TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - 14 bytes of headers, then an
+// Ethernet frame. Slots and blocks as on the TX ring.
+Expected<RingGeometry, std::string> rx_v2_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame) {
+  const uint32_t need = align(static_cast<uint32_t>(TPACKET2_HDRLEN) + 16) - 14 + max_frame;
+  return slots(cfg.rx_frame_size, cfg.rx_frame_count, page, need, "RX");
+}
 
 // RX (TPACKET_V3): frames are packed at their own length, so frame_size
 // only has to pass packet_set_ring's checks; it is set to the largest
 // frame with its headers, which also makes the kernel's frame count
 // (tp_frame_nr) a bound on frames per ring.
-Expected<RingGeometry, std::string> rx_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame) {
+Expected<RingGeometry, std::string> rx_v3_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame) {
   const uint32_t need = align(static_cast<uint32_t>(TPACKET3_HDRLEN) + max_frame);
   // The block descriptor (BLK_PLUS_PRIV) comes first in every block.
   if (size_t{cfg.rx_block_size} < need + sizeof(tpacket_block_desc))
@@ -58,17 +89,40 @@ Expected<RingGeometry, std::string> rx_geometry(const PacketRingConfig& cfg, siz
   return check({cfg.rx_block_size, cfg.rx_block_count, need, 0}, page, need, "RX");
 }
 
-// TX: fixed slots of frame_size, frames_per_block per block; the blocks are
-// one page-multiple each, so a slot never straddles two (packet_mmap.rst:
-// "frames ... cannot be spawned across two blocks").
+// TX: fixed slots, the frame after the tpacket3_hdr (tx_data_offset).
 Expected<RingGeometry, std::string> tx_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame) {
-  const auto need = static_cast<uint32_t>(kHdr + max_frame);
-  const uint32_t frame = cfg.tx_frame_size ? cfg.tx_frame_size : pow2_at_least(align(need));
-  if (cfg.tx_frame_count == 0) return Unexpected(std::string("TX ring of 0 frames"));
-  const uint32_t block = frame >= page ? frame : static_cast<uint32_t>(page);
-  const uint32_t per_block = block / frame;
-  const uint32_t blocks = (cfg.tx_frame_count + per_block - 1) / per_block;
-  return check({block, blocks, frame, 0}, page, need, "TX");
+  return slots(cfg.tx_frame_size, cfg.tx_frame_count, page, static_cast<uint32_t>(kHdr + max_frame), "TX");
+}
+
+RxVerdict classify(uint32_t status, uint32_t len, uint32_t snaplen, uint8_t pkttype, uint32_t max_frame) {
+  // packet(7): the kernel shows a tap the frames its own interface sends as
+  // PACKET_OUTGOING; they are ours (or the kernel's), never input.
+  if (pkttype == PACKET_OUTGOING) return RxVerdict::kOutgoing;
+  // tpacket_rcv cuts a frame longer than the slot (V2) or the snap length
+  // to tp_snaplen, and marks TP_STATUS_COPY when it also queued the whole
+  // frame for recvmsg (PACKET_COPY_THRESH): a part of a frame is no frame.
+  if ((status & TP_STATUS_COPY) || snaplen < len || len > max_frame) return RxVerdict::kOversize;
+  if (status & TP_STATUS_VLAN_VALID) return RxVerdict::kVlan;
+  // packet_mmap.rst, TP_STATUS_CSUMNOTREADY: a frame whose checksum is left
+  // for hardware to fill in; on veth, a local sender's CHECKSUM_PARTIAL:
+  // correct by construction, only not summed yet.
+  if (status & (TP_STATUS_CSUMNOTREADY | TP_STATUS_CSUM_VALID)) return RxVerdict::kDeliverChecksumValid;
+  return RxVerdict::kDeliver;
+}
+
+bool count_rx(PacketRingStats& st, const RxFrame& f) {
+  st.rx_losing += f.losing;
+  switch (f.verdict) {
+    case RxVerdict::kOutgoing: return ++st.rx_outgoing, false;
+    case RxVerdict::kOversize: return ++st.rx_oversize, false;
+    case RxVerdict::kVlan: return ++st.rx_vlan, false;
+    case RxVerdict::kMalformed: return ++st.rx_malformed, false;
+    case RxVerdict::kDeliverChecksumValid: ++st.rx_csum_ok; break;
+    case RxVerdict::kDeliver: break;
+  }
+  ++st.rx_frames;
+  st.rx_bytes += f.bytes.size();
+  return true;
 }
 
 BlockReader::BlockReader(std::span<const uint8_t> block, uint32_t max_frame) : b_(block), max_frame_(max_frame) {
@@ -94,17 +148,7 @@ bool BlockReader::next(RxFrame& out) {
   if (at_ + h.tp_mac + size_t{h.tp_snaplen} > b_.size()) return malformed_ = true, false;
   out.bytes = b_.subspan(at_ + h.tp_mac, h.tp_snaplen);
   out.losing = (h.tp_status & TP_STATUS_LOSING) != 0;
-  // packet(7): the kernel shows a tap the frames its own interface sends as
-  // PACKET_OUTGOING; they are ours (or the kernel's), never input.
-  if (ll.sll_pkttype == PACKET_OUTGOING) out.verdict = RxVerdict::kOutgoing;
-  else if ((h.tp_status & TP_STATUS_COPY) || h.tp_snaplen < h.tp_len || h.tp_len > max_frame_)
-    out.verdict = RxVerdict::kOversize;
-  else if (h.tp_status & TP_STATUS_VLAN_VALID) out.verdict = RxVerdict::kVlan;
-  // packet_mmap.rst, TP_STATUS_CSUMNOTREADY: a frame whose checksum is left
-  // for hardware to fill in; on veth, a local sender's CHECKSUM_PARTIAL:
-  // correct by construction, only not summed yet.
-  else if (h.tp_status & (TP_STATUS_CSUMNOTREADY | TP_STATUS_CSUM_VALID)) out.verdict = RxVerdict::kDeliverChecksumValid;
-  else out.verdict = RxVerdict::kDeliver;
+  out.verdict = classify(h.tp_status, h.tp_len, h.tp_snaplen, ll.sll_pkttype, max_frame_);
   if (++seen_ < num_) {
     if (h.tp_next_offset == 0) malformed_ = true, seen_ = num_;
     at_ += h.tp_next_offset;

@@ -38,6 +38,8 @@ bool query_iface(const std::string& name, uint32_t& mtu, std::array<uint8_t, 6>&
 
 int set_int(int fd, int opt, int v) { return ::setsockopt(fd, SOL_PACKET, opt, &v, sizeof v); }
 
+// tpacket_req3 for both versions: packet_setsockopt copies only
+// sizeof(struct tpacket_req), its first four fields, for TPACKET_V2.
 int set_ring(int fd, int opt, const RingGeometry& g, uint32_t retire_ms) {
   tpacket_req3 r{};
   r.tp_block_size = g.block_size;
@@ -50,6 +52,29 @@ int set_ring(int fd, int opt, const RingGeometry& g, uint32_t retire_ms) {
 
 uint32_t load(const uint32_t& v) { return std::atomic_ref<const uint32_t>(v).load(std::memory_order_acquire); }
 void store(uint32_t& v, uint32_t x) { std::atomic_ref<uint32_t>(v).store(x, std::memory_order_release); }
+
+// A raw socket with protocol 0 (packet_create registers no receive hook
+// for it: nothing is queued to it until bind names a protocol), mapped
+// ring set up in packet_mmap.rst's order: socket, version, ring, mmap,
+// then bind.
+int packet_socket(int version) {
+  const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd >= 0 && set_int(fd, PACKET_VERSION, version) < 0) return ::close(fd), -1;
+  return fd;
+}
+
+uint8_t* map_ring(int fd, size_t len) {
+  void* m = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  return m == MAP_FAILED ? nullptr : static_cast<uint8_t*>(m);
+}
+
+int bind_to(int fd, unsigned ifindex, uint16_t proto) {
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(proto);
+  sll.sll_ifindex = static_cast<int>(ifindex);
+  return ::bind(fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll);
+}
 
 }  // namespace
 
@@ -67,43 +92,62 @@ Expected<std::unique_ptr<PacketRing>, std::string> PacketRing::open(const std::s
   auto tx = tx_geometry(cfg, page, p->max_frame_);
   if (!tx) return Unexpected(tx.error());
   p->rx_ = *rx, p->tx_ = *tx;
-  // packet_mmap.rst's order: socket, version, rings, mmap, bind. Protocol 0
-  // until bind, so no frame of another interface is queued meanwhile.
-  p->fd_ = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (p->fd_ < 0) return Unexpected(err("AF_PACKET socket"));
-  if (set_int(p->fd_, PACKET_VERSION, TPACKET_V3) < 0) return Unexpected(err("PACKET_VERSION TPACKET_V3"));
-  // packet(7) PACKET_IGNORE_OUTGOING (Linux 4.20): our own frames are not
-  // looped back into the RX ring at all; BlockReader still skips them.
-  (void)set_int(p->fd_, PACKET_IGNORE_OUTGOING, 1);
-  // PACKET_LOSS (packet_mmap.rst, "PACKET_LOSS"): a frame the kernel
-  // refuses is dropped and its slot freed; without it the slot stays
-  // TP_STATUS_WRONG_FORMAT and tpacket_snd stops there for good.
-  if (set_int(p->fd_, PACKET_LOSS, 1) < 0) return Unexpected(err("PACKET_LOSS"));
-  if (cfg.qdisc_bypass && set_int(p->fd_, PACKET_QDISC_BYPASS, 1) < 0) return Unexpected(err("PACKET_QDISC_BYPASS"));
-  if (set_ring(p->fd_, PACKET_RX_RING, p->rx_, cfg.rx_retire_ms) < 0) return Unexpected(err("PACKET_RX_RING"));
-  if (set_ring(p->fd_, PACKET_TX_RING, p->tx_, 0) < 0) return Unexpected(err("PACKET_TX_RING"));
-  // One mapping: the RX ring, then the TX ring (packet_mmap.rst, "Mapping
-  // and use of the circular buffer (ring)").
-  p->map_len_ = p->rx_.bytes() + p->tx_.bytes();
-  void* m = ::mmap(nullptr, p->map_len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, p->fd_, 0);
-  if (m == MAP_FAILED) return Unexpected(err("mmap of the rings"));
-  p->map_ = static_cast<uint8_t*>(m);
-  sockaddr_ll sll{};
-  sll.sll_family = AF_PACKET;
-  sll.sll_protocol = htons(ETH_P_ALL);
-  sll.sll_ifindex = static_cast<int>(index);
-  if (::bind(p->fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) < 0) return Unexpected(err("bind to " + ifname));
-  // TX slots in flight are charged to the send buffer (tpacket_fill_skb):
-  // let the whole ring be in flight, so the ring, not sk_sndbuf, bounds it.
-  const int sndbuf = static_cast<int>(p->tx_.bytes());
-  if (::setsockopt(p->fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
-    (void)::setsockopt(p->fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  // TX first: the RX socket starts receiving at its bind, so it is last.
+  if (auto r = p->open_tx(index, cfg); !r) return Unexpected(r.error());
+  if (auto r = p->open_rx(index, cfg); !r) return Unexpected(r.error());
   return p;
 }
 
+// The RX socket: the configured ring, bound to ETH_P_ALL on the interface.
+Expected<bool, std::string> PacketRing::open_rx(unsigned ifindex, const PacketRingConfig& cfg) {
+  kind_ = cfg.rx_ring;
+  const bool v2 = kind_ == RxRing::kV2;
+  rx_fd_ = packet_socket(v2 ? TPACKET_V2 : TPACKET_V3);
+  if (rx_fd_ < 0) return Unexpected(err(v2 ? "AF_PACKET socket TPACKET_V2" : "AF_PACKET socket TPACKET_V3"));
+  // packet(7) PACKET_IGNORE_OUTGOING (Linux 4.20): frames this host sends
+  // on the interface (the TX socket's, when they pass the taps without
+  // PACKET_QDISC_BYPASS: dev_queue_xmit_nit skips only the sending
+  // socket) never reach this ring. An older kernel refuses it; the frame
+  // walk skips PACKET_OUTGOING anyway (classify).
+  (void)set_int(rx_fd_, PACKET_IGNORE_OUTGOING, 1);
+  if (set_ring(rx_fd_, PACKET_RX_RING, rx_, v2 ? 0 : cfg.rx_retire_ms) < 0) return Unexpected(err("PACKET_RX_RING"));
+  rx_map_ = map_ring(rx_fd_, rx_.bytes());
+  if (!rx_map_) return Unexpected(err("mmap of the RX ring"));
+  if (v2) frames_ = FrameRing(rx_map_, rx_, max_frame_);
+  if (bind_to(rx_fd_, ifindex, ETH_P_ALL) < 0) return Unexpected(err("bind to " + name_));
+  return true;
+}
+
+// The TX socket: a TPACKET_V3 transmit ring, bound with protocol 0 so it
+// never receives (packet_do_bind registers no hook for protocol 0), while
+// tpacket_snd still sends on the bound interface (packet_cached_dev) and
+// takes each frame's protocol from its Ethernet header
+// (packet_parse_headers: dev_parse_header_protocol when the socket's is 0).
+Expected<bool, std::string> PacketRing::open_tx(unsigned ifindex, const PacketRingConfig& cfg) {
+  tx_fd_ = packet_socket(TPACKET_V3);
+  if (tx_fd_ < 0) return Unexpected(err("AF_PACKET socket TPACKET_V3"));
+  // PACKET_LOSS (packet_mmap.rst, "PACKET_LOSS"): a frame the kernel
+  // refuses is dropped and its slot freed; without it the slot stays
+  // TP_STATUS_WRONG_FORMAT and tpacket_snd stops there for good.
+  if (set_int(tx_fd_, PACKET_LOSS, 1) < 0) return Unexpected(err("PACKET_LOSS"));
+  if (cfg.qdisc_bypass && set_int(tx_fd_, PACKET_QDISC_BYPASS, 1) < 0) return Unexpected(err("PACKET_QDISC_BYPASS"));
+  if (set_ring(tx_fd_, PACKET_TX_RING, tx_, 0) < 0) return Unexpected(err("PACKET_TX_RING"));
+  tx_map_ = map_ring(tx_fd_, tx_.bytes());
+  if (!tx_map_) return Unexpected(err("mmap of the TX ring"));
+  if (bind_to(tx_fd_, ifindex, 0) < 0) return Unexpected(err("bind to " + name_));
+  // TX slots in flight are charged to the send buffer (tpacket_fill_skb):
+  // let the whole ring be in flight, so the ring, not sk_sndbuf, bounds it.
+  const int sndbuf = static_cast<int>(tx_.bytes());
+  if (::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+    (void)::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  return true;
+}
+
 PacketRing::~PacketRing() {
-  if (map_) ::munmap(map_, map_len_);
-  if (fd_ >= 0) ::close(fd_);
+  if (rx_map_) ::munmap(rx_map_, rx_.bytes());
+  if (tx_map_) ::munmap(tx_map_, tx_.bytes());
+  if (rx_fd_ >= 0) ::close(rx_fd_);
+  if (tx_fd_ >= 0) ::close(tx_fd_);
 }
 
 Expected<bool, std::string> PacketRing::add_mac(const std::array<uint8_t, 6>& mac) {
@@ -112,7 +156,7 @@ Expected<bool, std::string> PacketRing::add_mac(const std::array<uint8_t, 6>& ma
   mr.mr_type = (mac[0] & 1) ? PACKET_MR_MULTICAST : PACKET_MR_UNICAST;  // IEEE 802: the group bit
   mr.mr_alen = 6;
   std::memcpy(mr.mr_address, mac.data(), 6);
-  if (::setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
+  if (::setsockopt(rx_fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
     return Unexpected(err("PACKET_ADD_MEMBERSHIP on " + name_));
   return true;
 }
@@ -130,23 +174,9 @@ void PacketRing::release_block(uint32_t i) {
   ++st_.rx_blocks;
 }
 
-bool PacketRing::account(const RxFrame& f) {
-  st_.rx_losing += f.losing;
-  switch (f.verdict) {
-    case RxVerdict::kOutgoing: return ++st_.rx_outgoing, false;
-    case RxVerdict::kOversize: return ++st_.rx_oversize, false;
-    case RxVerdict::kVlan: return ++st_.rx_vlan, false;
-    case RxVerdict::kDeliverChecksumValid: ++st_.rx_csum_ok; break;
-    case RxVerdict::kDeliver: break;
-  }
-  ++st_.rx_frames;
-  st_.rx_bytes += f.bytes.size();
-  return true;
-}
-
 uint8_t* PacketRing::tx_slot(uint32_t i) const {
   const uint32_t per_block = tx_.block_size / tx_.frame_size;
-  return map_ + rx_.bytes() + size_t{i / per_block} * tx_.block_size + size_t{i % per_block} * tx_.frame_size;
+  return tx_map_ + size_t{i / per_block} * tx_.block_size + size_t{i % per_block} * tx_.frame_size;
 }
 
 // A slot is ours while TP_STATUS_AVAILABLE; the kernel sets it back after
@@ -177,7 +207,7 @@ XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
 void PacketRing::flush() {
   if (tx_pending_ == 0) return;
   ++st_.tx_sends;
-  const ssize_t r = ::sendto(fd_, nullptr, 0, MSG_DONTWAIT, nullptr, 0);
+  const ssize_t r = ::sendto(tx_fd_, nullptr, 0, MSG_DONTWAIT, nullptr, 0);
   // The return value is the bytes of the frames sent: fewer than were
   // requested (or an error: EAGAIN, ENOBUFS, the device down) leaves the
   // rest requested, and the next flush asks again.
@@ -188,22 +218,27 @@ void PacketRing::flush() {
 }
 
 void PacketRing::read_kernel_stats() {
+  // TPACKET_V2's struct tpacket_stats is tpacket_stats_v3's first two
+  // fields (packet_getsockopt copies the version's struct, cut to len).
   tpacket_stats_v3 s{};
   socklen_t len = sizeof s;
-  if (::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &s, &len) < 0) return;
+  if (::getsockopt(rx_fd_, SOL_PACKET, PACKET_STATISTICS, &s, &len) < 0) return;
   st_.rx_kernel_drops += s.tp_drops;
   st_.rx_freeze += s.tp_freeze_q_cnt;
 }
 
 std::string PacketRing::describe() const {
   const auto& s = st_;
+  const std::string unit = kind_ == RxRing::kV2 ? fmt::format("{} slots", rx_.frame_count)
+                                                : fmt::format("{} blocks", s.rx_blocks);
   return fmt::format(
-      "{}: AF_PACKET TPACKET_V3 rx {} frames {} bytes in {} blocks ({} wake-ups; {} checksums partial or verified), "
-      "{} own skipped, {} oversize, {} vlan, {} malformed blocks, {} dropped by the kernel ({} losing, {} freezes); "
-      "tx {} frames {} bytes in {} sendto ({} failed), {} refused (ring full), {} oversize, {} wrong format\n",
-      name_, s.rx_frames, s.rx_bytes, s.rx_blocks, s.rx_wakeups, s.rx_csum_ok, s.rx_outgoing, s.rx_oversize,
-      s.rx_vlan, s.rx_malformed, s.rx_kernel_drops, s.rx_losing, s.rx_freeze, s.tx_frames, s.tx_bytes, s.tx_sends,
-      s.tx_send_errors, s.tx_ring_full, s.tx_oversize, s.tx_wrong_format);
+      "{}: AF_PACKET TPACKET_{} rx {} frames {} bytes in {} ({} wake-ups; {} checksums partial or verified), "
+      "{} own skipped, {} oversize, {} vlan, {} malformed, {} dropped by the kernel ({} losing, {} freezes); "
+      "TPACKET_V3 tx {} frames {} bytes in {} sendto ({} failed), {} refused (ring full), {} oversize, "
+      "{} wrong format\n",
+      name_, kind_ == RxRing::kV2 ? "V2" : "V3", s.rx_frames, s.rx_bytes, unit, s.rx_wakeups, s.rx_csum_ok,
+      s.rx_outgoing, s.rx_oversize, s.rx_vlan, s.rx_malformed, s.rx_kernel_drops, s.rx_losing, s.rx_freeze,
+      s.tx_frames, s.tx_bytes, s.tx_sends, s.tx_send_errors, s.tx_ring_full, s.tx_oversize, s.tx_wrong_format);
 }
 
 }  // namespace weir::link

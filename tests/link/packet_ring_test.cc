@@ -16,7 +16,7 @@ namespace {
 constexpr size_t kPage = 4096;
 
 TEST(PacketRingGeometry, DefaultsFitAnMtu1500Frame) {
-  auto rx = rx_geometry(PacketRingConfig{}, kPage, 1514);
+  auto rx = rx_v3_geometry(PacketRingConfig{}, kPage, 1514);
   ASSERT_TRUE(rx) << rx.error();
   EXPECT_EQ(rx->block_size, 1u << 17);
   EXPECT_EQ(rx->block_count, 64u);
@@ -41,11 +41,12 @@ TEST(PacketRingGeometry, JumboFramesGetLargerTxSlots) {
 
 TEST(PacketRingGeometry, RefusesWhatTheKernelWouldRefuse) {
   PacketRingConfig c;
+  c.rx_ring = RxRing::kV3;
   c.rx_block_size = 5000;  // not a page multiple
   EXPECT_FALSE(rx_geometry(c, kPage, 1514));
   c.rx_block_size = 4096;  // a page, but a 9014-byte frame does not fit
   EXPECT_FALSE(rx_geometry(c, kPage, 9014));
-  c = {};
+  c.rx_block_size = PacketRingConfig{}.rx_block_size;
   c.rx_block_count = 0;
   EXPECT_FALSE(rx_geometry(c, kPage, 1514));
   c.rx_block_count = 1u << 14;  // 2 GiB: over our bound

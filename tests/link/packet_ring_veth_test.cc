@@ -1,17 +1,20 @@
 // PacketRing on a real veth pair: frames through one end's TX ring arrive
 // in the other end's RX ring, counted and intact; a full TX ring refuses,
 // an oversize frame is dropped and counted, a full RX ring is counted by the
-// kernel. Needs root: the test moves its thread into a network namespace of
+// kernel; each for both RX rings (TPACKET_V2 slots, TPACKET_V3 blocks). The
+// TX socket never receives and the RX socket never sees weir's own frames.
+// Needs root: the test moves its thread into a network namespace of
 // its own (unshare), which disappears with the thread's last reference, so
 // nothing outlives the test. Without root it is skipped.
 //
-// Waiting: a block the kernel has not filled is handed over when its retire
-// timer fires (rx_retire_ms); the test polls the fd for it, bounded.
+// Waiting: a V3 block the kernel has not filled is handed over when its
+// retire timer fires (rx_retire_ms); the test polls the fd for it, bounded.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -86,11 +89,22 @@ Received receive(PacketRing& r, size_t want, Received got = {}) {
   VethNs ns;                                                                     \
   if (!ns.ok()) GTEST_SKIP() << "needs root and iproute2 (a veth pair in a private namespace)"
 
-TEST(PacketRingVeth, FramesCrossInOrderAndIntact) {
+class PacketRingVeth : public ::testing::TestWithParam<RxRing> {
+ protected:
+  // The defaults with this test's RX ring.
+  PacketRingConfig cfg() const {
+    PacketRingConfig c;
+    c.rx_ring = GetParam();
+    return c;
+  }
+};
+
+TEST_P(PacketRingVeth, FramesCrossInOrderAndIntact) {
   NEED_VETH(ns);
-  PacketRingConfig small;
-  small.rx_block_count = 8;  // 656 frames: blocks must come back to hold 3000
-  auto a = PacketRing::open("pa");
+  PacketRingConfig small = cfg();
+  small.rx_block_count = 8;   // V3: 656 frames: blocks must come back to hold 3000
+  small.rx_frame_count = 512;  // V2: slots must come back
+  auto a = PacketRing::open("pa", cfg());
   auto b = PacketRing::open("pb", small);
   ASSERT_TRUE(a) << a.error();
   ASSERT_TRUE(b) << b.error();
@@ -115,12 +129,12 @@ TEST(PacketRingVeth, FramesCrossInOrderAndIntact) {
   EXPECT_EQ((*b)->stats().rx_kernel_drops, 0u);
 }
 
-TEST(PacketRingVeth, FullTxRingRefusesUntilFlushed) {
+TEST_P(PacketRingVeth, FullTxRingRefusesUntilFlushed) {
   NEED_VETH(ns);
-  PacketRingConfig c;
+  PacketRingConfig c = cfg();
   c.tx_frame_count = 4;
   auto a = PacketRing::open("pa", c);
-  auto b = PacketRing::open("pb");
+  auto b = PacketRing::open("pb", cfg());
   ASSERT_TRUE(a) << a.error();
   ASSERT_TRUE(b) << b.error();
   ASSERT_EQ((*a)->tx().frame_count, 4u);
@@ -134,11 +148,11 @@ TEST(PacketRingVeth, FullTxRingRefusesUntilFlushed) {
   EXPECT_EQ((*a)->send_frame(frame(5, 1514)), XmitResult::kSent);
 }
 
-TEST(PacketRingVeth, OversizeFramesAreCountedAndDropped) {
+TEST_P(PacketRingVeth, OversizeFramesAreCountedAndDropped) {
   NEED_VETH(ns);
-  PacketRingConfig small;
+  PacketRingConfig small = cfg();
   small.max_frame = 600;
-  auto a = PacketRing::open("pa");
+  auto a = PacketRing::open("pa", cfg());
   auto b = PacketRing::open("pb", small);
   ASSERT_TRUE(a) << a.error();
   ASSERT_TRUE(b) << b.error();
@@ -157,12 +171,13 @@ TEST(PacketRingVeth, OversizeFramesAreCountedAndDropped) {
   EXPECT_EQ((*b)->stats().rx_oversize, 10u);
 }
 
-TEST(PacketRingVeth, FullRxRingIsCountedByTheKernel) {
+TEST_P(PacketRingVeth, FullRxRingIsCountedByTheKernel) {
   NEED_VETH(ns);
-  PacketRingConfig tiny;
-  tiny.rx_block_size = 4096;  // two 1514-byte frames per block
+  PacketRingConfig tiny = cfg();
+  tiny.rx_block_size = 4096;  // V3: two 1514-byte frames per block
   tiny.rx_block_count = 2;
-  auto a = PacketRing::open("pa");
+  tiny.rx_frame_count = 4;  // V2: four slots
+  auto a = PacketRing::open("pa", cfg());
   auto b = PacketRing::open("pb", tiny);
   ASSERT_TRUE(a) << a.error();
   ASSERT_TRUE(b) << b.error();
@@ -173,6 +188,38 @@ TEST(PacketRingVeth, FullRxRingIsCountedByTheKernel) {
   EXPECT_LT(got.seqs.size(), 100u);
   EXPECT_GE((*b)->stats().rx_kernel_drops, 100u - got.seqs.size());
 }
+
+// The TX socket is bound with protocol 0: frames arriving on its interface
+// are never queued to it (nobody would read them). And the RX socket does
+// not see its own side's transmissions even when they pass the taps
+// (qdisc bypass off: dev_queue_xmit_nit), by PACKET_IGNORE_OUTGOING.
+TEST_P(PacketRingVeth, TxSocketNeverReceivesAndRxSkipsOwnFrames) {
+  NEED_VETH(ns);
+  PacketRingConfig c = cfg();
+  c.qdisc_bypass = false;
+  auto a = PacketRing::open("pa", c);
+  auto b = PacketRing::open("pb", cfg());
+  ASSERT_TRUE(a) << a.error();
+  ASSERT_TRUE(b) << b.error();
+  for (uint32_t i = 0; i < 10; ++i) (*b)->send_frame(frame(i, 1514));
+  (*b)->flush();
+  for (uint32_t i = 10; i < 20; ++i) (*a)->send_frame(frame(i, 1514));
+  (*a)->flush();
+  Received at_a = receive(**a, 10);
+  Received at_b = receive(**b, 10);
+  EXPECT_EQ(at_a.seqs.size(), 10u);
+  EXPECT_EQ(at_b.seqs.size(), 10u);
+  for (uint32_t s : at_a.seqs) EXPECT_LT(s, 10u);  // b's frames only
+  EXPECT_EQ((*a)->stats().rx_outgoing, 0u);
+  uint8_t buf[2048];
+  for (auto* r : {a->get(), b->get()})
+    EXPECT_LT(::recv(r->tx_fd(), buf, sizeof buf, MSG_DONTWAIT), 0) << "the TX socket received a frame";
+}
+
+INSTANTIATE_TEST_SUITE_P(Rings, PacketRingVeth, ::testing::Values(RxRing::kV2, RxRing::kV3),
+                         [](const ::testing::TestParamInfo<RxRing>& i) {
+                           return i.param == RxRing::kV2 ? "V2" : "V3";
+                         });
 
 }  // namespace
 }  // namespace weir::link

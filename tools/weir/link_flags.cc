@@ -2,10 +2,43 @@
 
 namespace weir::cli {
 
+namespace {
+
+// The ring's layout and sizes (link/packet_ring.h). A TPACKET_V3 block
+// reaches weir when full or when its retire timer fires, which counts in
+// jiffies (4 ms at HZ=250), so smaller blocks mean less waiting on a
+// lightly loaded ring; a TPACKET_V2 slot reaches weir as it is filled.
+// Each size is range-checked here (CLI::Range names the range) and the
+// ring as a whole when it is opened (packet_set_ring's rules, 1 GiB).
+void add_ring_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s) {
+  app.add_option_function<std::string>(
+      "--ring-rx",
+      [s](const std::string& v) {
+        if (v != "v2" && v != "v3")
+          throw CLI::ValidationError("--ring-rx", "expected v2 (TPACKET_V2 slots) or v3 (TPACKET_V3 blocks), got '" +
+                                                      v + "'");
+        s->ring.rx_ring = v == "v2" ? link::RxRing::kV2 : link::RxRing::kV3;
+      },
+      "--packet: the RX ring, v2 (a slot per frame, handed over at once; the default) or v3 (blocks, handed "
+      "over when full or after the retire timer)");
+  app.add_option("--ring-rx-frames", s->ring.rx_frame_count, "--packet --ring-rx v2: RX ring slots (default 4096)")
+      ->check(CLI::Range(1u, link::kMaxRingFrames));
+  app.add_option_function<uint32_t>(
+         "--ring-block-kb", [s](const uint32_t& kb) { s->ring.rx_block_size = kb * 1024; },
+         "--packet --ring-rx v3: RX block size in KiB, a multiple of the page size (default 128)")
+      ->check(CLI::Range(4u, 1u << 20));
+  app.add_option("--ring-blocks", s->ring.rx_block_count, "--packet --ring-rx v3: RX blocks (default 64)")
+      ->check(CLI::Range(1u, 1u << 18));
+  app.add_option("--ring-tx-frames", s->ring.tx_frame_count, "--packet: TX ring slots (default 1024)")
+      ->check(CLI::Range(1u, link::kMaxRingFrames));
+}
+
+}  // namespace
+
 void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s) {
   app.add_option("--tun", s->tun, "TUN device to attach to (created if missing)");
   app.add_option("--packet", s->packet,
-                 "existing Ethernet interface (a veth end, a NIC) to run on through AF_PACKET TPACKET_V3 rings");
+                 "existing Ethernet interface (a veth end, a NIC) to run on through AF_PACKET rings (--ring-rx)");
   app.add_option("--tap", s->tap, "TAP device to attach to (created if missing): Ethernet frames");
   app.add_option("--addr", s->addrs, "weir's address(es), CIDR, e.g. 192.0.2.1/24 fd00::1/64")->required();
   app.add_option("--peer", s->peers,
@@ -16,14 +49,7 @@ void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
                  "weir's MAC on --packet/--tap, e.g. 02:00:00:00:00:01 (default: derived from the interface's, "
                  "locally administered)");
   app.add_option("--gateway", s->gateways, "next hop for off-link destinations, one per IP version (--packet/--tap)");
-  // The ring sizes (link/packet_ring.h): a TPACKET_V3 block reaches weir
-  // when full or when its retire timer fires, which counts in jiffies (4 ms
-  // at HZ=250), so smaller blocks mean less waiting on a lightly loaded ring.
-  app.add_option_function<uint32_t>(
-      "--ring-block-kb", [s](const uint32_t& kb) { s->ring.rx_block_size = kb * 1024; },
-      "--packet: RX block size in KiB, a multiple of the page size (default 128)");
-  app.add_option("--ring-blocks", s->ring.rx_block_count, "--packet: RX blocks (default 64)");
-  app.add_option("--ring-tx-frames", s->ring.tx_frame_count, "--packet: TX ring slots (default 1024)");
+  add_ring_flags(app, s);
   app.add_flag("--no-qdisc-bypass", [s](int64_t n) { s->ring.qdisc_bypass = n == 0; },
                "--packet: frames go through the interface's qdisc (PACKET_QDISC_BYPASS off)");
   app.add_option("--sysctl", s->sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
