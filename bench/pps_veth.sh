@@ -12,11 +12,14 @@
 #   Linux->weir : a python writer (1 MB sendall) to `weir serve --app discard --packet`
 # Both pairs alike: MTU 1500, Linux's end with TSO and GSO off. Each bulk
 # transfer runs WARM seconds, then the Linux end's device counter is read
-# over SECS seconds; ROUNDS rounds alternate the three (weir's two in
-# alternating order). PERF=1 records `perf stat` of weir over the counted
+# over SECS seconds; ROUNDS rounds alternate Linux->Linux and weir's two
+# directions (in alternating order) once per AF_PACKET RX ring in RINGS
+# (default "v3 v2", `--ring-rx`, link/packet_ring.h), so the rings are
+# compared in the same minutes; each weir figure is followed by its ratio
+# to that round's Linux->Linux. PERF=1 records `perf stat` of weir over the counted
 # seconds of each weir run, PERF=record a `perf record -g` profile (its
 # top entries printed at the end). Needs root.
-# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0)
+# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build/default}
@@ -24,7 +27,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} RINGS=${RINGS:-v3 v2}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
@@ -80,11 +83,12 @@ linux_linux() {
 # weir_app APP PORT UNUSED DIR PYTHON: weir serves APP on its veth end, the
 # python client talks to it from Linux's end, whose DIR counter is rated.
 weir_app() {
-  bg "w$1" "$WEIR" serve --netns "$X" --packet "${P}xb" --addr 198.18.0.1/24 --app "$1" --no-control "${XARGS[@]}"
+  bg "w$1-$ring" "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" --addr 198.18.0.1/24 --app "$1" \
+    --no-control "${XARGS[@]}"
   local srv=$LAST_PID
   wait_for 10 ip netns exec "$D" nc -z -w 1 198.18.0.1 "$2"
   bg "n$1" ip netns exec "$D" python3 -c "$5" 198.18.0.1 "$2"
-  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$r-$1" "$LAST_PID" "$srv"
+  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$r-$ring-$1" "$LAST_PID" "$srv"
 }
 # Linux's end of weir's transfers: python with 1 MB socket calls, not nc
 # (16 KB per call: on this loaded 2-core VM nc itself was the limit, its
@@ -97,12 +101,17 @@ weir_linux() { weir_app chargen 19 "" rx "$PYRECV"; }
 linux_weir() { weir_app discard 9 "" tx "$PYSEND"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 
-echo "| round | Linux->Linux veth | weir->Linux packet ring | Linux->weir packet ring | weir->Linux / Linux | Linux->weir / Linux |"
-echo "| --- | --- | --- | --- | --- | --- |"
+head="| round | Linux->Linux veth |" sep="| --- | --- |"
+for ring in $RINGS; do head+=" weir->Linux $ring | Linux->weir $ring |"; sep+=" --- | --- |"; done
+echo "$head"; echo "$sep"
 for r in $(seq "$ROUNDS"); do
   ll=$(linux_linux)
-  if [ $((r % 2)) = 1 ]; then wl=$(weir_linux); lw=$(linux_weir); else lw=$(linux_weir); wl=$(weir_linux); fi
-  echo "| $r | $ll | $wl | $lw | $(ratio "$wl" "$ll") | $(ratio "$lw" "$ll") |"
+  row="| $r | $ll |"
+  for ring in $RINGS; do
+    if [ $((r % 2)) = 1 ]; then wl=$(weir_linux); lw=$(linux_weir); else lw=$(linux_weir); wl=$(weir_linux); fi
+    row+=" $wl ($(ratio "$wl" "$ll")) | $lw ($(ratio "$lw" "$ll")) |"
+  done
+  echo "$row"
 done
 echo
 echo "packets/s of 1500-byte packets over ${SECS} s after ${WARM} s; load average $LOAD0 at the start," \
@@ -111,4 +120,4 @@ echo "packets/s of 1500-byte packets over ${SECS} s after ${WARM} s; load averag
 for f in "$WORK"/perf-*.txt; do
   [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E '%|task-clock|context-switches|cycles|instructions|elapsed' "$f"; }
 done
-grep -h 'AF_PACKET' "$WORK"/w*.log 2>/dev/null | tail -2
+for ring in $RINGS; do grep -h 'AF_PACKET' "$WORK"/w*-"$ring".log 2>/dev/null | tail -2; done

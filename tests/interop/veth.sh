@@ -7,12 +7,15 @@
 #   veth.sh http   curl downloads a file from `weir serve --app http`
 #   veth.sh fetch  `weir fetch` downloads from python3 -m http.server
 #   veth.sh peer   both ends of the veth in one namespace, `--peer` giving
-#                  Linux's end its addresses: nc echo, `weir ss --dev`
+#                  Linux's end its addresses: nc echo, `weir ss --dev`;
+#                  once per RX ring in RINGS (default "v2 v3")
 # Each over IPv4 and IPv6 (FAMILIES, default "4 6"), the bytes checked by
 # sha256; then Linux's neighbour table must hold weir's MAC for weir's
 # addresses (http: the --mac given; fetch: the default, derived from the
 # interface's MAC, ether_setup.h). MB sets the size (default 10); XT the
-# time limit of one transfer in seconds.
+# time limit of one transfer in seconds. RING (v2 or v3; default: weir's
+# own, v2) picks the AF_PACKET RX ring of http and fetch (--ring-rx), and
+# the device counters must name it.
 set -u
 . "$(dirname "$0")/lib.sh"
 MODE=$1 DEV=${DEV:-packet}
@@ -38,7 +41,7 @@ if [ "$DEV" = packet ]; then
   ip -n "$K" addr add $K4/24 dev "${P}k"
   ip -n "$K" -6 addr add $K6/64 dev "${P}k" nodad
   ip -n "$K" link set "${P}k" up
-  DEVARGS=(--netns "$W" --packet "${P}w")
+  DEVARGS=(--netns "$W" --packet "${P}w" ${RING:+--ring-rx "$RING"})
   WDEV="${P}w" WNS=$W KDEV="${P}k"
 else
   # TAP: weir creates it in K and gives its kernel side (Linux) the addresses.
@@ -79,7 +82,12 @@ http)
   for f in $FAMILIES; do neigh_has "$([ "$f" = 4 ] && echo $W4 || echo $W6)" $MAC; done
   kill -TERM "$WEIR_PID"
   wait "$WEIR_PID" || fail "weir serve exited with $?"
-  grep -Eq "rx [1-9][0-9]* frames" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "no device counters on exit"; } ;;
+  grep -Eq "rx [1-9][0-9]* frames" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "no device counters on exit"; }
+  if [ "$DEV" = packet ]; then
+    want=$(echo "${RING:-v2}" | tr v V)
+    grep -q "AF_PACKET TPACKET_$want rx" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $want ring"; }
+    echo "ok: RX ring TPACKET_$want"
+  fi ;;
 fetch)
   (cd "$WORK/www" && exec ip netns exec "$K" python3 -m http.server -b :: 8081) >"$WORK/http.log" 2>&1 &
   PIDS+=($!)
@@ -103,25 +111,33 @@ fetch)
   done ;;
 peer)
   command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
+  head -c 100000 "$WORK/www/blob" >"$WORK/small"
   # weir's end and Linux's end in one namespace of their own (K already
   # holds the same addresses on the first pair); --peer configures Linux's.
-  K=$(ns_add q)
-  ip -n "$K" link add "${P}a" type veth peer name "${P}b" || fail "ip link add veth"
-  bg weir "$WEIR" serve --netns "$K" --packet "${P}a" --peer $K4/24 --peer $K6/64 "${ADDRS[@]}" \
-    --control "$CTL" --app echo --port 7007
-  wait_for 10 test -S "$CTL" || fail "weir serve did not start"
-  head -c 100000 "$WORK/www/blob" >"$WORK/small"
-  for host in $W4 $W6; do
-    timeout 10 ip netns exec "$K" nc -N -w 5 "$host" 7007 <"$WORK/small" >"$WORK/back" || fail "nc $host"
-    cmp -s "$WORK/small" "$WORK/back" || fail "echo differs ($host)"
-    echo "ok: nc echo via $host, Linux's end configured by --peer"
-  done
-  KDEV="${P}b"
-  neigh_has $W4 "$(WNS=$K WDEV="${P}a" derived_mac)"
-  "$WEIR" ss --control "$CTL" --dev >"$WORK/dev.out" || fail "weir ss --dev"
-  grep -Eq "AF_PACKET TPACKET_V3 rx [1-9]" "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no ring counters"; }
-  grep -q "^ether " "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no EtherLink counters"; }
-  echo "ok: weir ss --dev" ;;
+  # A fresh namespace and pair per ring.
+  for ring in ${RINGS:-v2 v3}; do
+    K=$(ns_add "q$ring")
+    ip -n "$K" link add "${P}a" type veth peer name "${P}b" || fail "ip link add veth"
+    rm -f "$CTL"
+    bg "weir-$ring" "$WEIR" serve --netns "$K" --packet "${P}a" --ring-rx "$ring" --peer $K4/24 --peer $K6/64 \
+      "${ADDRS[@]}" --control "$CTL" --app echo --port 7007
+    WPID=$LAST_PID
+    wait_for 10 test -S "$CTL" || fail "weir serve did not start ($ring)"
+    for host in $W4 $W6; do
+      timeout 10 ip netns exec "$K" nc -N -w 5 "$host" 7007 <"$WORK/small" >"$WORK/back" || fail "nc $host ($ring)"
+      cmp -s "$WORK/small" "$WORK/back" || fail "echo differs ($host, $ring)"
+      echo "ok: nc echo via $host, Linux's end configured by --peer, RX ring $ring"
+    done
+    KDEV="${P}b"
+    neigh_has $W4 "$(WNS=$K WDEV="${P}a" derived_mac)"
+    "$WEIR" ss --control "$CTL" --dev >"$WORK/dev.out" || fail "weir ss --dev"
+    want=$(echo "$ring" | tr v V)
+    grep -Eq "AF_PACKET TPACKET_$want rx [1-9]" "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no $want ring counters"; }
+    grep -q "^ether " "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no EtherLink counters"; }
+    echo "ok: weir ss --dev ($want)"
+    kill -TERM "$WPID"
+    wait "$WPID" || fail "weir serve ($ring) exited with $?"
+  done ;;
 *) fail "unknown mode $MODE" ;;
 esac
 echo PASS
