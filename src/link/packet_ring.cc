@@ -229,10 +229,11 @@ void PacketRing::read_kernel_stats() {
 
 std::string PacketRing::describe() const {
   const auto& s = st_;
-  const std::string unit = kind_ == RxRing::kV2 ? fmt::format("{} slots", rx_.frame_count)
-                                                : fmt::format("{} blocks", s.rx_blocks);
+  // V2: the ring's size (every frame has its own slot); V3: blocks walked.
+  const std::string unit = kind_ == RxRing::kV2 ? fmt::format("through {} slots", rx_.frame_count)
+                                                : fmt::format("in {} blocks", s.rx_blocks);
   return fmt::format(
-      "{}: AF_PACKET TPACKET_{} rx {} frames {} bytes in {} ({} wake-ups; {} checksums partial or verified), "
+      "{}: AF_PACKET TPACKET_{} rx {} frames {} bytes {} ({} wake-ups; {} checksums partial or verified), "
       "{} own skipped, {} oversize, {} vlan, {} malformed, {} dropped by the kernel ({} losing, {} freezes); "
       "TPACKET_V3 tx {} frames {} bytes in {} sendto ({} failed), {} refused (ring full), {} oversize, "
       "{} wrong format\n",
