@@ -36,10 +36,13 @@
 namespace weir::link {
 
 // The RX ring's layout. TPACKET_V2 by default, by measurement
-// (docs/performance-log.md, "Session 17"): a V3 block reaches weir only
-// when full or when its retire timer fires, and prb_retire_rx_blk_timer
-// counts in jiffies (4 ms at HZ=250), so a sender's ACKs arrive in 4 ms
-// batches; a V2 slot reaches weir as tpacket_rcv fills it.
+// (docs/performance-log.md, "Session 17": V2 sent 1.25-3.3x faster than V3
+// in 11 of 12 rounds, and received 0.50-1.11x as fast). A V3 block reaches
+// weir only when full or when its retire timer fires, and
+// prb_retire_rx_blk_timer_expired counts in jiffies (4 ms at HZ=250), so
+// a sender's ACKs, which never fill a block, wait for the timer; a V2 slot
+// reaches weir as tpacket_rcv fills it. Bulk data fills V3 blocks within
+// a fraction of a millisecond, so a receive-mostly weir may prefer V3.
 enum class RxRing : uint8_t { kV2, kV3 };
 
 struct PacketRingConfig {
