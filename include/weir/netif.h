@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include "weir/addr.h"
+
 namespace weir {
 
 // What the local device did with a packet handed to it: accepted it (it may
@@ -35,6 +37,14 @@ class Netif {
   // (tcp_tso_should_defer) only on such a device; see src/tcp/tso_defer.h
   // for how this differs from Linux >= 4.17, where every TCP socket can GSO.
   virtual bool gso() const { return false; }
+  // Upper-layer reachability confirmation (RFC 4861 §7.3.1): a TCP
+  // connection to `dst` made forward progress, so the neighbour its packets
+  // go through is reachable. The engine says so just before the next
+  // packet to `dst`, as Linux's sock_confirm_neigh confirms the neighbour in
+  // ip_finish_output2 when the skb carries dst_pending_confirm. A device
+  // with a neighbour table (link/ether_link.h) refreshes the entry's
+  // `confirmed` time, and a busy connection's next hop is never probed.
+  virtual void confirm_neighbor(const IpAddr& dst) { (void)dst; }
 };
 
 }  // namespace weir

@@ -18,6 +18,13 @@ void deliver(link::EtherLink& ether, Stack& st, Time now, std::span<const uint8_
   else st.input(now, ip);
 }
 
+// The link's timers, then the errors they made for the stack
+// (EtherLink::take_local: ICMP unreachables for failed resolutions).
+void advance_link(link::EtherLink& ether, Stack& st, Time now) {
+  ether.advance(now);
+  for (const auto& d : ether.take_local()) st.input(now, d);
+}
+
 }  // namespace
 
 // A NIC's filters pass weir's MAC and its groups (the solicited-node
@@ -34,9 +41,9 @@ void PacketLink::input(Time now, Stack& st) {
   ring_->drain([&](std::span<const uint8_t> f, bool csum_valid) { deliver(ether_, st, now, f, csum_valid); });
 }
 
-void PacketLink::advance(Time now) {
+void PacketLink::advance(Time now, Stack& st) {
   last_ = now;
-  ether_.advance(now);
+  advance_link(ether_, st, now);
 }
 
 // A burst a full send buffer left on the ring goes at the next flush: wake
@@ -61,6 +68,8 @@ void TapLink::input(Time now, Stack& st) {
   size_t n = batch_.read(dev_);
   for (size_t i = 0; i < n; ++i) deliver(ether_, st, now, batch_.packet(i), false);
 }
+
+void TapLink::advance(Time now, Stack& st) { advance_link(ether_, st, now); }
 
 std::string TapLink::describe() const {
   const auto& s = dev_.stats();

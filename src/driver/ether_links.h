@@ -24,7 +24,7 @@ class PacketLink final : public PolledLink {
   Netif& netif() override { return ether_; }
   int fd() const override { return ring_->fd(); }
   void input(Time now, Stack& st) override;
-  void advance(Time now) override;
+  void advance(Time now, Stack& st) override;
   Time next_deadline() const override;
   void flush() override { ring_->flush(); }
   std::string describe() const override;
@@ -42,7 +42,7 @@ class TapLink final : public PolledLink {
   Netif& netif() override { return ether_; }
   int fd() const override { return dev_.fd(); }
   void input(Time now, Stack& st) override;
-  void advance(Time now) override { ether_.advance(now); }
+  void advance(Time now, Stack& st) override;
   Time next_deadline() const override { return ether_.next_deadline(); }
   void flush() override {}  // every frame was written at once
   std::string describe() const override;

@@ -24,8 +24,10 @@ class PolledLink {
   // Reads everything waiting (bounded per call) and hands each IP datagram
   // to `st` at `now`, the one clock reading of the wake-up.
   virtual void input(Time now, Stack& st) = 0;
-  // The link layer's own timers (ARP/ND retransmissions and ageing).
-  virtual void advance(Time) {}
+  // The link layer's own timers (ARP/ND retransmissions and ageing); what
+  // they make for the stack itself (ICMP errors for packets whose next hop
+  // failed to resolve) goes to `st` at `now`.
+  virtual void advance(Time now, Stack& st) { (void)now, (void)st; }
   virtual Time next_deadline() const { return Time::never(); }
   // Input that waits without the fd saying so: poll again at once.
   virtual bool rx_pending() const { return false; }

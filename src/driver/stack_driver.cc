@@ -27,7 +27,7 @@ void StackDriver::on_input(Time now) {
 void StackDriver::settle(Time now) {
   // The link first (ether-contract.md): a resolution that timed out drops
   // its queued packets before the stack's timers send more behind them.
-  link_.advance(now);
+  link_.advance(now, st_);
   st_.advance(now);
   bool more = app_.service(now);
   // The burst is over: what the engine sent goes out (coalesced on a TUN

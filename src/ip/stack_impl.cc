@@ -88,6 +88,9 @@ XmitResult StackImpl::output(const FourTuple& t, const wire::TcpHeader& h, wire:
   // (build_tcp_packet_pieces).
   const IpAddr& src = t.local.addr;
   const IpAddr& dst = t.remote.addr;
+  // Linux ip_finish_output2 / ip6_finish_output2: sock_confirm_neigh before
+  // the packet goes to its neighbour.
+  if (f.confirm_neighbor) netif_.confirm_neighbor(dst);
   if (h.md5_key.empty() && (tx_tmpl_.is_for(src, dst, f.ttl) || v4_template(src, dst, f.ttl))) {
     const size_t n = wire::kIpv4HeaderMin + wire::kTcpHeaderMin + wire::kTcpOptionsMax + payload.size();
     if (out_buf_.size() < n) out_buf_.resize(n);

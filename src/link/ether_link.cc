@@ -4,31 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "link/ip_ends.h"
 #include "wire/bytes.h"
 
 namespace weir::link {
 namespace {
-
-struct IpEnds {
-  IpAddr src, dst;
-};
-
-// The addresses of an outgoing IPv4/IPv6 packet; nullopt if it has no
-// plausible header (the engine never builds one; counted as tx_malformed).
-std::optional<IpEnds> ip_ends(std::span<const uint8_t> p) {
-  if (p.empty()) return std::nullopt;
-  const uint8_t version = p[0] >> 4;
-  if (version == 4 && p.size() >= 20) {
-    return IpEnds{IpAddr::v4(wire::load_be32(p.data() + 12)), IpAddr::v4(wire::load_be32(p.data() + 16))};
-  }
-  if (version == 6 && p.size() >= 40) {
-    std::array<uint8_t, 16> s, d;
-    std::copy(p.begin() + 8, p.begin() + 24, s.begin());
-    std::copy(p.begin() + 24, p.begin() + 40, d.begin());
-    return IpEnds{IpAddr::v6(s), IpAddr::v6(d)};
-  }
-  return std::nullopt;
-}
 
 // Whether `a` and `b` share their first `plen` bits.
 bool same_prefix(const IpAddr& a, const IpAddr& b, int plen) {
@@ -103,6 +83,10 @@ XmitResult EtherLink::try_transmit(std::span<const uint8_t> ip_packet) {
     case NeighborTable::Verdict::kDropped: return XmitResult::kDropped;
   }
   return XmitResult::kDropped;
+}
+
+void EtherLink::confirm_neighbor(const IpAddr& dst) {
+  if (const auto hop = next_hop(dst)) (dst.is_v4() ? arp_ : nd_).confirm(now_, *hop);
 }
 
 XmitResult EtherLink::send_frame(const MacAddr& dst, uint16_t type, std::span<const uint8_t> payload) {
@@ -253,12 +237,12 @@ std::string EtherLink::describe() const {
   return fmt::format(
       "ether {} mtu {} neigh {} rx {} tx {} ip_rx {} arp req {}/{} rep {}/{} nd ns {}/{} na {}/{} "
       "res_failed {} queue_drops {} table_full {} malformed {} not_for_us {} unknown_type {} vlan {} "
-      "oversize {} no_route {} tx_malformed {} dev_drops {}",
+      "oversize {} no_route {} tx_malformed {} dev_drops {} unreach {} unreach_dropped {}",
       cfg_.mac.str(), cfg_.mtu, neighbor_count(), s.rx_frames, s.tx_frames, s.rx_ip,
       s.arp_requests_rx, s.arp_requests_tx, s.arp_replies_rx, s.arp_replies_tx, s.nd_solicits_rx,
       s.nd_solicits_tx, s.nd_adverts_rx, s.nd_adverts_tx, s.resolutions_failed, s.queue_drops,
       s.table_full, s.rx_malformed, s.rx_not_for_us, s.rx_unknown_ethertype, s.rx_vlan,
-      s.tx_oversize, s.tx_no_route, s.tx_malformed, s.tx_device_drops);
+      s.tx_oversize, s.tx_no_route, s.tx_malformed, s.tx_device_drops, s.unreach_reported, s.unreach_dropped);
 }
 
 void EtherLink::Output::solicit(const Neighbor& n, const MacAddr* unicast) {

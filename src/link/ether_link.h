@@ -63,6 +63,8 @@ struct EtherStats {
   uint64_t tx_no_route = 0;          // not on-link and no gateway of its family
   uint64_t tx_malformed = 0;         // not a parseable IPv4/IPv6 header
   uint64_t tx_device_drops = 0;      // the FrameSink said kDropped
+  uint64_t unreach_reported = 0;     // ICMP errors made for dropped queued packets (take_local)
+  uint64_t unreach_dropped = 0;      // ... not made: kMaxLocal already waiting
 };
 
 class EtherLink final : public Netif {
@@ -76,6 +78,10 @@ class EtherLink final : public Netif {
   void transmit(std::span<const uint8_t> ip_packet) override;
   XmitResult try_transmit(std::span<const uint8_t> ip_packet) override;
   uint32_t mtu() const override;
+  // Netif: refreshes the next hop toward `dst` (RFC 4861 §7.3.1's
+  // upper-layer confirmation, Linux sock_confirm_neigh), at the time of the
+  // last input()/advance().
+  void confirm_neighbor(const IpAddr& dst) override;
   // One frame from the device. Returns the IP datagram inside it (a view into
   // `frame`) for Stack::input, or an empty span when the frame was consumed
   // (ARP, neighbour discovery), is not for this host, or is malformed (counted).
@@ -95,6 +101,15 @@ class EtherLink final : public Netif {
   // PACKET_MR_MULTICAST) or NS to us never arrive. weir sends no MLD
   // reports, so a switch snooping MLD may still not forward them.
   std::vector<MacAddr> multicast_macs() const;
+  // Datagrams for this host's own stack that the link made itself: the ICMP
+  // (host unreachable, RFC 792) and ICMPv6 (address unreachable, RFC 4443
+  // §3.1) errors for packets dropped because their next hop did not resolve,
+  // as Linux arp_error_report/ndisc_error_report send them (a connect() to
+  // an absent neighbour fails with EHOSTUNREACH after about 3 s, not after
+  // its SYN retries). The driver hands them to Stack::input after advance().
+  // Bounded: at most kMaxLocal wait; more are dropped and counted.
+  std::vector<std::vector<uint8_t>> take_local();
+  static constexpr size_t kMaxLocal = 64;
   // For tests and `ip neigh`-style output: the entry for `ip`, if any.
   const Neighbor* neighbor(const IpAddr& ip) const;
   size_t neighbor_count() const { return arp_.size() + nd_.size(); }
@@ -106,6 +121,7 @@ class EtherLink final : public Netif {
     Output(EtherLink& link, bool v6) : link_(link), v6_(v6) {}
     void solicit(const Neighbor& n, const MacAddr* unicast) override;
     void send(const MacAddr& dst, std::span<const uint8_t> ip_packet) override;
+    void unreachable(std::span<const uint8_t> ip_packet) override;
 
    private:
     EtherLink& link_;
@@ -138,6 +154,7 @@ class EtherLink final : public Netif {
   Output out4_{*this, false}, out6_{*this, true};
   std::vector<uint8_t> frame_;   // transmit scratch, mtu + 14 bytes
   std::vector<MacAddr> multicast_macs_;  // multicast_macs(), computed once
+  std::vector<std::vector<uint8_t>> local_;  // take_local(): ICMP errors for our stack
   mutable EtherStats stats_;     // the tables' counters folded in by stats()
 };
 

@@ -62,6 +62,10 @@ const Neighbor* NeighborTable::lookup(const IpAddr& ip) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+void NeighborTable::confirm(Time now, const IpAddr& ip) {
+  if (Neighbor* n = lookup(ip)) n->confirmed = max(n->confirmed, now);
+}
+
 Neighbor* NeighborTable::lookup_or_create(Time now, const IpAddr& ip) {
   if (Neighbor* n = lookup(ip)) return n;
   // Linux neigh_alloc: at gc_thresh3 run neigh_forced_gc, and refuse the
@@ -165,11 +169,12 @@ void NeighborTable::enqueue(Neighbor& n, std::span<const uint8_t> ip_packet) {
   n.queue_bytes += charge;
 }
 
-void NeighborTable::fail(Neighbor& n) {
-  // neigh_invalidate: the entry is FAILED, its queued packets are dropped
-  // (Linux sends ICMP unreachables for them; the engine here has no path for that).
+void NeighborTable::fail(Neighbor& n, NeighborOutput& out) {
+  // neigh_invalidate: the entry is FAILED, and each queued packet is
+  // reported (error_report), oldest first, then dropped.
   n.state = NudState::kFailed;
   n.deadline = Time::never();
+  for (const auto& p : n.queue) out.unreachable(p);
   stats_.queue_drops += n.queue.size();
   n.queue.clear();
   n.queue_bytes = 0;
@@ -235,7 +240,7 @@ void NeighborTable::timer(Time now, Neighbor& n, NeighborOutput& out) {
   // RFC 4861 §7.3.3 / Linux neigh_max_probes: out of probes, the entry fails.
   const int max_probes = n.state == NudState::kIncomplete ? p_.mcast_solicit : p_.ucast_solicit;
   if (n.probes >= max_probes) {
-    fail(n);
+    fail(n, out);
     return;
   }
   n.deadline = now + p_.retrans_time;

@@ -83,6 +83,10 @@ class NeighborOutput {
   virtual void solicit(const Neighbor& n, const MacAddr* unicast) = 0;
   // A queued IP packet, now that its next hop's address is known.
   virtual void send(const MacAddr& dst, std::span<const uint8_t> ip_packet) = 0;
+  // neigh->ops->error_report: a queued packet whose next hop failed to
+  // resolve, about to be dropped (Linux arp_error_report and
+  // ndisc_error_report answer it with an ICMP unreachable to its sender).
+  virtual void unreachable(std::span<const uint8_t> ip_packet) { (void)ip_packet; }
 };
 
 // neigh_update's flags (NEIGH_UPDATE_F_*).
@@ -113,6 +117,10 @@ class NeighborTable {
   // nullptr when the table is full and nothing can be evicted.
   Neighbor* lookup_or_create(Time now, const IpAddr& ip);
   void add_static(const IpAddr& ip, const MacAddr& mac);
+  // neigh_confirm: an upper layer saw `ip` answer (RFC 4861 §7.3.1). Only
+  // the entry's `confirmed` time moves; the timer reads it (REACHABLE stays,
+  // DELAY returns to REACHABLE). No entry: nothing to confirm.
+  void confirm(Time now, const IpAddr& ip);
   // neigh_timer_handler for every entry whose deadline has passed.
   void advance(Time now, NeighborOutput& out);
   Time next_deadline() const { return next_deadline_; }
@@ -126,7 +134,7 @@ class NeighborTable {
   void timer(Time now, Neighbor& n, NeighborOutput& out);
   void start_resolution(Time now, Neighbor& n, const IpAddr& src, NeighborOutput& out);
   void enqueue(Neighbor& n, std::span<const uint8_t> ip_packet);
-  void fail(Neighbor& n);
+  void fail(Neighbor& n, NeighborOutput& out);
   void flush_queue(Time now, Neighbor& n, NeighborOutput& out);
   void mark_used(Time now, Neighbor& n);
   void arm(Neighbor& n, Time when);

@@ -75,12 +75,16 @@ class PcapTap : public Netif {
   PcapTap(Netif& inner, PcapWriter& out, Clock clock)
       : inner_(inner), out_(out), clock_(std::move(clock)) {}
 
-  void transmit(std::span<const uint8_t> ip_packet) override {
+  void transmit(std::span<const uint8_t> ip_packet) override { (void)try_transmit(ip_packet); }
+  // Recorded as handed to the device, as tcpdump sees it at dev_queue_xmit,
+  // even if the device then refuses it; the inner device's verdict is passed up.
+  XmitResult try_transmit(std::span<const uint8_t> ip_packet) override {
     out_.write(clock_(), ip_packet);
-    inner_.transmit(ip_packet);
+    return inner_.try_transmit(ip_packet);
   }
   uint32_t mtu() const override { return inner_.mtu(); }
   bool gso() const override { return inner_.gso(); }
+  void confirm_neighbor(const IpAddr& dst) override { inner_.confirm_neighbor(dst); }
   // For drivers: records a datagram about to be handed to Stack::input.
   void record_input(Time now, std::span<const uint8_t> ip_packet) { out_.write(now, ip_packet); }
 

@@ -446,6 +446,7 @@ class Connection {
   // --- tcp_ack.cc
   bool process_ack(Time now, const InSegment& seg);  // false: drop the segment
   bool ack_acceptable(Time now, Seq32 ack);         // RFC 5961 §5.2 as Linux
+  void confirm_on_progress(bool had_packets_out, bool forward_progress, bool not_dup);
   void update_send_window(const InSegment& seg, Seq32 ack);
   void rtt_from_ack(Time now, const InSegment& seg, const AckResult& r);
   recovery::RecoveryResult run_recovery(Time now, const InSegment& seg, const AckResult& r,
@@ -627,6 +628,7 @@ class Connection {
   bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once
   bool defer_cwnd_limited_ = false;  // the last tcp_write_xmit pass deferred for cwnd
   bool defer_rwnd_limited_ = false;  // ... or for the peer's window
+  bool dst_pending_confirm_ = false;  // Linux sk_dst_pending_confirm (confirm_on_progress)
   // RFC 7413 (Linux tcp_fastopen.c). fastopen_child_: a passive Fast Open
   // socket still in SYN-RECEIVED (Linux tp->fastopen_rsk), readable and
   // writable before the handshake completes. syn_data_acked_: the SYN's

@@ -28,6 +28,9 @@ struct IpFields {
   uint8_t tos = 0;
   uint8_t ttl = 64;
   uint32_t flow_label = 0;
+  // Not a header field: Linux skb->dst_pending_confirm, the socket's
+  // pending neighbour confirmation riding on this packet (Netif::confirm_neighbor).
+  bool confirm_neighbor = false;
 };
 
 // setsockopt at SOL_IP (IP_TOS, IP_TTL) or SOL_IPV6 (IPV6_TCLASS,

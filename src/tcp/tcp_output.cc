@@ -2,6 +2,7 @@
 // and data under the send window, the congestion window and Nagle.
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <vector>
 
 #include <sys/socket.h>
@@ -90,11 +91,13 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
     // sends the one tcp_time_wait froze), so reading the holder's data
     // after TIME-WAIT began never opens it.
     h.window = timewait_sock() ? tw_window_field() : rcv_.select_window(counters);
-    if (sack_ok_ && !h.has(RST) && rcv_.has_sack_blocks()) {
+    if (sack_ok_ && !h.has(RST) && !timewait_sock() && rcv_.has_sack_blocks()) {
       // Written straight into the header (no non-SYN segment has others).
       // Linux tcp_established_options: the blocks that fit in the 40 bytes
       // the other options leave, after 4 for NOP NOP kind len (RFC 2018 §3):
-      // 4 alone, 3 with TS, 2 with MD5, none with TS and MD5.
+      // 4 alone, 3 with TS, 2 with MD5, none with TS and MD5. A timewait
+      // sock's ACK carries none, not even a D-SACK (tcp_v4_timewait_ack and
+      // tcp_v6_timewait_ack add timestamps and signatures only).
       const uint32_t room = wire::kTcpOptionsMax - tcp_options_size();
       const size_t max = room >= 12 ? std::min<size_t>((room - 4) / 8, wire::kMaxSackBlocks) : 0;
       const size_t n = max ? rcv_.sack_blocks(std::span(h.options.sack.data(), max), max) : 0;
@@ -107,7 +110,11 @@ XmitResult Connection::emit(Time now, wire::TcpHeader& h, wire::PayloadView payl
   // Read before the output: a device that delivers synchronously back into
   // the stack may send again from this connection, reusing tx_hdr_.
   const bool has_ack = h.has(ACK);
-  const XmitResult r = env_.output(tuple_, h, payload, ip_fields(ecn));
+  IpFields ip = ip_fields(ecn);
+  // Linux __tcp_transmit_skb: skb_set_dst_pending_confirm; the neighbour
+  // is confirmed as the packet goes out (sock_confirm_neigh clears it).
+  ip.confirm_neighbor = std::exchange(dst_pending_confirm_, false);
+  const XmitResult r = env_.output(tuple_, h, payload, ip);
   // Linux __tcp_transmit_skb counts TCP_MIB_OUTSEGS and segs_out and runs
   // tcp_event_ack_sent before queue_xmit: a segment the device drops still
   // counts, and a dropped ACK is not sent again (__tcp_send_ack ignores the

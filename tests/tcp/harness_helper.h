@@ -8,6 +8,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -31,6 +32,10 @@ class CaptureNetif : public Netif {
     return XmitResult::kSent;
   }
   uint32_t mtu() const override { return mtu_; }
+  // Each confirmation, with the number of packets captured before it: the
+  // packet it rides on is the next one.
+  void confirm_neighbor(const IpAddr& dst) override { confirms.emplace_back(dst, out.size()); }
+  std::vector<std::pair<IpAddr, size_t>> confirms;
   std::deque<std::vector<uint8_t>> out;
   uint32_t mtu_ = 1500;
   bool drop_all = false;
