@@ -98,6 +98,11 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(veth_fetch 120 ${_interop}/veth.sh fetch)
   # --peer on a veth whose both ends are in weir's namespace: nc echo.
   weir_interop(veth_peer 60 ${_interop}/veth.sh peer)
+  # The same over the TPACKET_V3 receive ring (session 17: V2 is the default).
+  weir_interop(veth_http_v3 120 ${_interop}/veth.sh http)
+  weir_interop(veth_fetch_v3 120 ${_interop}/veth.sh fetch)
+  set_tests_properties(interop_veth_http_v3 interop_veth_fetch_v3 PROPERTIES
+    ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RING=v3")
   weir_interop(tap_http 120 ${_interop}/veth.sh http)
   weir_interop(tap_fetch 120 ${_interop}/veth.sh fetch)
   set_tests_properties(interop_tap_http interop_tap_fetch PROPERTIES
