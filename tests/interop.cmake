@@ -103,6 +103,11 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(veth_fetch_v3 120 ${_interop}/veth.sh fetch)
   set_tests_properties(interop_veth_http_v3 interop_veth_fetch_v3 PROPERTIES
     ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RING=v3")
+  # weir fetch from an absent on-link host: EHOSTUNREACH after ARP/ND's 3 s
+  # (session 17: ICMP errors for failed resolutions to the own stack).
+  weir_interop(veth_unreach 60 ${_interop}/veth.sh unreach)
+  weir_interop(tap_unreach 60 ${_interop}/veth.sh unreach)
+  set_tests_properties(interop_tap_unreach PROPERTIES ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=1;DEV=tap")
   weir_interop(tap_http 120 ${_interop}/veth.sh http)
   weir_interop(tap_fetch 120 ${_interop}/veth.sh fetch)
   set_tests_properties(interop_tap_http interop_tap_fetch PROPERTIES

@@ -83,6 +83,9 @@ int StackDriver::run() {
   rx_.on_timer([this](Time now) { link_.input_on_timer() ? on_input(now) : settle(now); });
   rx_.on_signal([this](int) { begin_shutdown(mono_now()); });
   Time now = mono_now();
+  // The link learns the time before the app's first packet: an EtherLink
+  // stamps a resolution started by it with the time of its last advance().
+  link_.advance(now, st_);
   if (std::string e = app_.start(now, st_); !e.empty()) return fmt::print(stderr, "weir: {}\n", e), 1;
   settle(now);
   int r = rx_.run();

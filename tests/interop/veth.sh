@@ -6,6 +6,8 @@
 # side is Linux.
 #   veth.sh http   curl downloads a file from `weir serve --app http`
 #   veth.sh fetch  `weir fetch` downloads from python3 -m http.server
+#   veth.sh unreach  `weir fetch` from an absent on-link host fails with
+#                  EHOSTUNREACH (failed ARP/ND, ICMP errors to the own stack)
 #   veth.sh peer   both ends of the veth in one namespace, `--peer` giving
 #                  Linux's end its addresses: nc echo, `weir ss --dev`;
 #                  once per RX ring in RINGS (default "v2 v3")
@@ -137,6 +139,25 @@ peer)
     echo "ok: weir ss --dev ($want)"
     kill -TERM "$WPID"
     wait "$WPID" || fail "weir serve ($ring) exited with $?"
+  done ;;
+unreach)
+  # Nobody holds .77 / ::77 on the link: weir's ARP or neighbour discovery
+  # gives up after 3 solicitations, and the queued SYNs come back to weir's
+  # stack as ICMP unreachables (EtherLink::take_local), so the connect()
+  # fails with EHOSTUNREACH as Linux's does, not ETIMEDOUT after its SYN
+  # retries (about 127 s).
+  for f in $FAMILIES; do
+    url="http://$(url_host "$f" 198.18.0.77 fd00:78::77):8081/blob"
+    t0=$(date +%s%N)
+    if timeout 30 "$WEIR" fetch "${DEVARGS[@]}" "${ADDRS[@]}" -o "$WORK/got" --timeout 25 "$url" \
+        >"$WORK/fetch.log" 2>&1; then
+      fail "weir fetch from an absent host succeeded: $url"
+    fi
+    grep -q "EHOSTUNREACH" "$WORK/fetch.log" || { cat "$WORK/fetch.log"; fail "not EHOSTUNREACH: $url"; }
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    # Three solicitations a second apart, then failure: not before 3 s.
+    [ "$ms" -ge 2900 ] || fail "EHOSTUNREACH after $ms ms: the solicitations were not a second apart"
+    echo "ok: weir fetch $url: $(grep -m1 EHOSTUNREACH "$WORK/fetch.log") after $ms ms"
   done ;;
 *) fail "unknown mode $MODE" ;;
 esac
