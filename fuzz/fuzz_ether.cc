@@ -18,6 +18,7 @@
 #include "link/arp.h"
 #include "link/ether_link.h"
 #include "link/ndisc.h"
+#include "wire/packet.h"
 
 namespace weir::link {
 namespace {
@@ -120,6 +121,15 @@ void run_link(std::span<const uint8_t> data) {
       now += Duration::ms(50) * (t.empty() ? 1 : t[0]);
       link.advance(now);
       check(link.next_deadline() > now);  // every expired timer ran and re-armed later
+      // Errors for failed resolutions: bounded, and each a well-formed ICMP
+      // or ICMPv6 datagram (the stack's parser takes it, or it quotes no TCP).
+      const auto local = link.take_local();
+      check(local.size() <= EtherLink::kMaxLocal);
+      for (const auto& d : local) {
+        check(d.size() >= 28 && d.size() <= 1280);
+        const auto e = wire::parse_icmp_error(d);
+        check(e || e.error() != wire::PacketError::kIpBadChecksum);
+      }
     } else {
       const auto t = take(1);
       if (!asked.empty()) {
