@@ -102,6 +102,10 @@ void StackImpl::input_icmp(Time now, std::span<const uint8_t> datagram) {
   if (m.pmtu) {
     input_pmtu(now, *s, e->mtu, e->quoted_seq);
   } else {
+    // Linux tcp_v4_err: ICMP_NET_UNREACH and ICMP_HOST_UNREACH may revert
+    // the RTO's backoff (RFC 6069) before the error is recorded.
+    if (e->ip.version == 4 && e->type == 3 && (e->code == 0 || e->code == 1))
+      s->conn->ld_rto_revert(now, e->quoted_seq);
     // RFC 1122 §4.2.3.9: soft unless connecting (Linux: fatal in SYN-SENT).
     s->conn->on_icmp_unreach(now, m.err, false, e->quoted_seq);
   }
