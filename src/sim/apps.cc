@@ -59,7 +59,9 @@ void SenderApp::fail(const char* what, Errc e) {
 
 void SenderApp::open(Time now) {
   Stack& st = host_.stack();
-  auto s = st.socket();
+  // An AF_INET6 socket for an IPv6 server (a scenario's family = "ipv6"):
+  // an AF_INET one cannot reach it (Linux inet_stream_connect: EAFNOSUPPORT).
+  auto s = st.socket(!server_.addr.is_v4());
   if (!s) return fail("socket", s.error());
   s_ = *s;
   st_.sender_socket = s_;
@@ -187,7 +189,7 @@ ReceiverApp::ReceiverApp(Host& host, const FlowSpec& spec, const Endpoint& liste
     : host_(host), spec_(spec), st_(st), buf_(65536) {
   Stack& stk = host_.stack();
   Time now = host_.loop().now();
-  auto s = stk.socket();
+  auto s = stk.socket(!listen_on.addr.is_v4());  // the listener's family is its address's
   if (!s) {
     st_.error = fmt::format("receiver socket: {}", errc_name(s.error()));
     return;

@@ -114,6 +114,19 @@ Chart tsg_chart(const FlowView& f) {
   return c;
 }
 
+// ECMP runs: each path's share of the forwarded bytes, CE marks and drops,
+// and how many times PLB moved a flow (a flow's path is not otherwise visible).
+std::string path_line(const RunResult& r) {
+  std::string o;
+  for (int i = 1; !std::isnan(get(r, fmt::format("path.{}.share", i))); ++i) {
+    const std::string p = fmt::format("path.{}.", i);
+    o += fmt::format("{}path {}: {:.1f}% (ce {}, drops {})", o.empty() ? "" : "; ", i, 100 * get(r, p + "share"),
+                     fmt_metric(get(r, p + "ce_marks")), fmt_metric(get(r, p + "drops")));
+  }
+  if (o.empty()) return o;
+  return fmt::format("{}; PLB rehashes {}\n", o, fmt_metric(get(r, "plb_rehash")));
+}
+
 }  // namespace
 
 std::string fmt_metric(double v) {
@@ -146,7 +159,7 @@ std::string flow_table(const RunResult& r) {
     if (e != r.labels.end()) o += fmt::format("     error: {}\n", e->second);
   }
   o += "goodput in Mbit/s; retx/spur: retransmitted and spurious segments (monitor); beyond: bytes sent past the peer's window\n";
-  return o;
+  return o + path_line(r);
 }
 
 std::string expectation_table(const SweepResult& s) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "link/pcap.h"
+#include "sim/ecmp.h"
 #include "sim/event_loop.h"
 #include "sim/host.h"
 #include "sim/metrics.h"
@@ -21,14 +22,7 @@ class Router final : public Node {
   void route(const IpAddr& dst, Link* via) { table_.emplace_back(dst, via); }
   void receive(Time now, Packet* p) override {
     IpAddr dst;
-    const auto& b = p->bytes;
-    if (b.size() >= 20 && (b[0] >> 4) == 4) {
-      dst = IpAddr::v4(b[16], b[17], b[18], b[19]);
-    } else if (b.size() >= 40 && (b[0] >> 4) == 6) {
-      std::array<uint8_t, 16> a{};
-      std::copy(b.begin() + 24, b.begin() + 40, a.begin());
-      dst = IpAddr::v6(a);
-    }
+    ip_destination(p->bytes, &dst);
     for (auto& [addr, link] : table_)
       if (addr == dst) return link->send(now, p);
     ++no_route_;
@@ -60,6 +54,8 @@ struct World {
   std::vector<std::unique_ptr<Host>> hosts;  // senders first, receiver last
   std::vector<std::unique_ptr<Link>> links;
   std::unique_ptr<Router> router;
+  std::unique_ptr<EcmpSwitch> ingress, egress;  // ecmp: senders' side, receiver's side
+  std::vector<const LinkStats*> path_links;     // ecmp: forward link of each path
   std::vector<std::unique_ptr<PcapCapture>> captures;
   std::vector<FlowStats> stats;
   std::vector<std::unique_ptr<SenderApp>> senders;
@@ -91,37 +87,78 @@ Link* add_link(World& w, const std::string& name, const LinkConfig& cfg, Node* d
   return l;
 }
 
+// Host addresses: 10.0.<net>.<host> (RFC 1918), or for IPv6 hosts
+// fd00:0:0:<net>::<host> in a unique local prefix (RFC 4193), so the two
+// families number the same hosts alike.
+IpAddr host_addr(Family f, uint8_t net, uint8_t host) {
+  if (f == Family::kIpv4) return IpAddr::v4(10, 0, net, host);
+  std::array<uint8_t, 16> a{};
+  a[0] = 0xfd;
+  a[7] = net;
+  a[15] = host;
+  return IpAddr::v6(a);
+}
+
+// Per-sender access links (dumbbell, ecmp) into `hub`, and `hub`'s route back.
+template <typename Hub>
+void add_access(World& w, int n_senders, Hub& hub, const RunOptions& opt, std::string* err) {
+  const Scenario& sc = w.sc;
+  for (int i = 0; i < n_senders; ++i) {
+    LinkConfig acc = sc.access;
+    if (static_cast<size_t>(i) < sc.access_delays.size()) acc.delay = sc.access_delays[static_cast<size_t>(i)];
+    Host* h = w.hosts[static_cast<size_t>(i)].get();
+    h->attach(add_link(w, fmt::format("s{}-up", i + 1), acc, &hub, opt, err));
+    hub.route(h->addr(), add_link(w, fmt::format("s{}-down", i + 1), acc, h, opt, err));
+  }
+}
+
+// senders -> ingress switch -> path i (hashed) -> egress switch -> `fwd` ->
+// receiver, and back: receiver -> `rev` -> egress -> path i (hashed by the
+// egress switch's own seed) -> ingress -> sender. Each path's config is used
+// in both directions.
+void build_ecmp(World& w, int n_senders, Host* server, uint64_t seed, const RunOptions& opt, std::string* err) {
+  const Scenario& sc = w.sc;
+  const Time window = Time::zero() + sc.measure_from;
+  w.ingress = std::make_unique<EcmpSwitch>(w.pool, seed * 0x9e3779b97f4a7c15ull + 1, window);
+  w.egress = std::make_unique<EcmpSwitch>(w.pool, seed * 0x9e3779b97f4a7c15ull + 2, window);
+  for (size_t i = 0; i < sc.paths.size(); ++i) {
+    Link* f = add_link(w, fmt::format("p{}-fwd", i + 1), sc.paths[i], w.egress.get(), opt, err);
+    w.ingress->add_path(f);
+    w.path_links.push_back(&f->stats());
+    w.egress->add_path(add_link(w, fmt::format("p{}-rev", i + 1), sc.paths[i], w.ingress.get(), opt, err));
+  }
+  w.egress->route(server->addr(), add_link(w, "fwd", sc.fwd, server, opt, err));
+  server->attach(add_link(w, "rev", sc.rev, w.egress.get(), opt, err));
+  add_access(w, n_senders, *w.ingress, opt, err);
+}
+
 std::string build(World& w, uint64_t seed, const RunOptions& opt) {
   const Scenario& sc = w.sc;
   std::string err;
   w.monitor = std::make_unique<Monitor>(sc.flows.size());
-  const int n_senders = sc.topology == Topology::kDumbbell ? std::max(1, sc.senders) : 1;
+  const bool many = sc.topology != Topology::kTwoHosts;
+  const int n_senders = many ? std::max(1, sc.senders) : 1;
   for (int i = 0; i < n_senders; ++i) {
-    IpAddr a = sc.topology == Topology::kDumbbell ? IpAddr::v4(10, 0, 1, static_cast<uint8_t>(i + 1))
-                                                  : IpAddr::v4(10, 0, 0, 1);
-    std::string name = sc.topology == Topology::kDumbbell ? fmt::format("s{}", i + 1) : "client";
+    IpAddr a = many ? host_addr(sc.family, 1, static_cast<uint8_t>(i + 1)) : host_addr(sc.family, 0, 1);
+    std::string name = many ? fmt::format("s{}", i + 1) : "client";
     w.hosts.push_back(std::make_unique<Host>(w.loop, w.pool, name, a, host_config(sc.client, seed * 7919 + i + 1),
                                              sc.client.mtu, w.monitor.get(), sc.trace));
   }
-  w.hosts.push_back(std::make_unique<Host>(w.loop, w.pool, "server", IpAddr::v4(10, 0, 0, 2),
+  w.hosts.push_back(std::make_unique<Host>(w.loop, w.pool, "server", host_addr(sc.family, 0, 2),
                                            host_config(sc.server, seed * 7919 + 1000003), sc.server.mtu,
                                            w.monitor.get(), sc.trace));
   Host* server = w.hosts.back().get();
   if (sc.topology == Topology::kTwoHosts) {
     w.hosts[0]->attach(add_link(w, "fwd", sc.fwd, server, opt, &err));
     server->attach(add_link(w, "rev", sc.rev, w.hosts[0].get(), opt, &err));
+  } else if (sc.topology == Topology::kEcmp) {
+    build_ecmp(w, n_senders, server, seed, opt, &err);
   } else {
     w.router = std::make_unique<Router>(w.pool);
     Link* bottleneck = add_link(w, "fwd", sc.fwd, server, opt, &err);
     w.router->route(server->addr(), bottleneck);
     server->attach(add_link(w, "rev", sc.rev, w.router.get(), opt, &err));
-    for (int i = 0; i < n_senders; ++i) {
-      LinkConfig acc = sc.access;
-      if (static_cast<size_t>(i) < sc.access_delays.size()) acc.delay = sc.access_delays[static_cast<size_t>(i)];
-      Host* h = w.hosts[static_cast<size_t>(i)].get();
-      h->attach(add_link(w, fmt::format("s{}-up", i + 1), acc, w.router.get(), opt, &err));
-      w.router->route(h->addr(), add_link(w, fmt::format("s{}-down", i + 1), acc, h, opt, &err));
-    }
+    add_access(w, n_senders, *w.router, opt, &err);
   }
   w.stats.resize(sc.flows.size());
   for (size_t i = 0; i < sc.flows.size(); ++i) {
@@ -147,6 +184,18 @@ const ConnTrace* find_conn(const Host& h, Seq32 isn, uint64_t span) {
     if (isn <= una && seq_len(isn, una) <= span + 2) return &c;
   }
   return nullptr;
+}
+
+// PLB's moves (Linux tcp_plb_check_rehash counts each in
+// LINUX_MIB_TCPPLBREHASH), summed over the hosts, and per flow the sender's
+// tcpi_rehash (PLB and timeout rehashes, tcp_get_info).
+void host_metrics(const World& w, RunResult& r) {
+  uint64_t plb = 0;
+  for (const auto& h : w.hosts) plb += h->stack().counters().get(Counter::TcpExtTCPPLBRehash);
+  r.metrics["plb_rehash"] = static_cast<double>(plb);
+  for (size_t i = 0; i < w.stats.size(); ++i)
+    if (w.stats[i].sender_info)
+      r.metrics[fmt::format("flow.{}.rehash", w.sc.flows[i].id)] = w.stats[i].sender_info->tcpi_rehash;
 }
 
 }  // namespace
@@ -201,6 +250,8 @@ RunResult run_once(const Scenario& sc, uint64_t seed, const RunOptions& opt) {
     r.packets += l->stats().packets_in;
   }
   compute_run_metrics(r, w->loop.now());
+  if (w->ingress) add_path_metrics(*w->ingress, w->path_links, sc.measure_from > Duration::zero(), r.metrics);
+  host_metrics(*w, r);
   r.keep = w;
   return r;
 }

@@ -14,7 +14,9 @@
 
 namespace weir::sim {
 
-enum class Topology { kTwoHosts, kDumbbell };
+enum class Topology { kTwoHosts, kDumbbell, kEcmp };
+// Every host's address family (RFC 8200 hosts when kIpv6).
+enum class Family { kIpv4, kIpv6 };
 enum class AppKind { kBulk, kRequestResponse };
 
 struct HostSpec {
@@ -65,9 +67,11 @@ struct Scenario {
   Duration measure_from;
   std::vector<uint64_t> seeds{1};
   Topology topology = Topology::kTwoHosts;
-  int senders = 1;                      // dumbbell
+  Family family = Family::kIpv4;
+  int senders = 1;                      // dumbbell, ecmp
   std::vector<Duration> access_delays;  // dumbbell: per-sender one-way access delay
-  LinkConfig access;                    // dumbbell: sender <-> router links
+  LinkConfig access;                    // dumbbell, ecmp: sender <-> router/switch links
+  std::vector<LinkConfig> paths;        // ecmp: the parallel paths, each used both ways
   LinkConfig fwd;                       // data direction (client/senders -> server/receiver)
   LinkConfig rev;
   HostSpec client;                      // sender side (every dumbbell sender)

@@ -327,15 +327,48 @@ void read_flows(Reader& r, const toml::table& root, Scenario& sc) {
   }
 }
 
+// [[topology.path]]: one link table per parallel path of the ecmp
+// topology; ECMP needs two or more (RFC 2992 §1: a choice among next hops).
+void read_paths(Reader& r, const toml::table& t, Scenario& sc) {
+  const toml::array* a = r.array(t, "topology.", "path");
+  if (sc.topology != Topology::kEcmp) {
+    if (a) r.error(*t.get("path"), "topology.path", "only with kind = \"ecmp\"");
+    return;
+  }
+  if (!a || a->size() < 2) {
+    r.error(a ? *t.get("path") : t, "topology.path", "kind = \"ecmp\" needs two or more [[topology.path]] tables");
+    return;
+  }
+  for (size_t i = 0; i < a->size(); ++i) {
+    const std::string pf = fmt::format("topology.path.{}.", i + 1);
+    if (!(*a)[i].is_table()) {
+      r.error((*a)[i], pf, "expected a table ([[topology.path]])");
+      continue;
+    }
+    sc.paths.emplace_back();
+    read_link(r, *(*a)[i].as_table(), pf, sc.paths.back());
+  }
+}
+
+// `family`: every host and flow over IPv4 (default) or IPv6.
+void read_family(Reader& r, const toml::table& root, Scenario& sc) {
+  std::string f;
+  r.string(root, "", "family", f);
+  if (f == "ipv6") sc.family = Family::kIpv6;
+  else if (!f.empty() && f != "ipv4") r.error(*root.get("family"), "family", "expected \"ipv4\" or \"ipv6\"");
+}
+
 void read_topology(Reader& r, const toml::table& root, Scenario& sc) {
   const toml::table* t = r.table(root, "", "topology");
   if (!t) return;
-  r.check_keys(*t, "topology.", {"kind", "senders", "access_delays", "access"});
+  r.check_keys(*t, "topology.", {"kind", "senders", "access_delays", "access", "path"});
   std::string kind;
   r.string(*t, "topology.", "kind", kind);
   if (kind == "dumbbell") sc.topology = Topology::kDumbbell;
+  else if (kind == "ecmp") sc.topology = Topology::kEcmp;
   else if (!kind.empty() && kind != "two-hosts")
-    r.error(*t->get("kind"), "topology.kind", "expected \"two-hosts\" or \"dumbbell\"");
+    r.error(*t->get("kind"), "topology.kind", "expected \"two-hosts\", \"dumbbell\" or \"ecmp\"");
+  read_paths(r, *t, sc);
   r.integer(*t, "topology.", "senders", sc.senders);
   if (const toml::array* a = r.array(*t, "topology.", "access_delays")) {
     for (auto&& e : *a) {
@@ -413,7 +446,7 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
   sc.path = path;
   r.check_keys(root, "", {"name", "description", "note", "duration", "seed", "seeds", "topology", "link",
                           "host", "flow", "expect", "baseline", "wedged_ratio", "trace", "capture",
-                          "measure_from"});
+                          "measure_from", "family"});
   r.string(root, "", "name", sc.name);
   r.string(root, "", "description", sc.description);
   r.string(root, "", "note", sc.note);
@@ -431,6 +464,7 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
     r.integer(root, "", "seed", s);
     sc.seeds = {s};
   }
+  read_family(r, root, sc);
   read_topology(r, root, sc);
   if (const toml::table* l = r.table(root, "", "link")) {
     r.check_keys(*l, "link.", {"fwd", "rev"});
@@ -462,7 +496,7 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
   r.boolean(root, "", "trace", sc.trace);
   r.boolean(root, "", "capture", sc.capture);
   if (sc.flows.empty() && r.errors.empty()) r.errors.push_back(fmt::format("{}: no [[flow]] defined", path));
-  if (sc.topology == Topology::kDumbbell) {
+  if (sc.topology != Topology::kTwoHosts) {
     for (const auto& f : sc.flows)
       if (f.sender >= sc.senders)
         r.errors.push_back(fmt::format("{}: flow.{}.sender: {} exceeds topology.senders = {}", path, f.id,
