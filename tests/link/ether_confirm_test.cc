@@ -15,18 +15,9 @@ using namespace weir::link::test;
 
 const IpAddr kA = ip4(10, 0, 0, 1), kB = ip4(10, 0, 0, 2);
 
-// A resolves B over ARP at 0 ms; returns the REACHABLE deadline.
-Time resolve(TwoHosts& h) {
-  h.a.advance(at_ms(0));
-  h.a.transmit(ipv4_packet(kA, kB, 1));
-  h.exchange(at_ms(0));
-  EXPECT_EQ(h.a.neighbor(kB)->state, NudState::kReachable);
-  return h.a.neighbor(kB)->deadline;
-}
-
 TEST(EtherLinkConfirm, AConfirmedEntryStaysReachablePastItsReachableTime) {
   TwoHosts h;
-  const Time reach = resolve(h);
+  const Time reach = resolve_v4(h);
   const Time mid = reach - Duration::s(5);
   h.a.advance(mid);
   h.a.confirm_neighbor(kB);
@@ -39,7 +30,7 @@ TEST(EtherLinkConfirm, AConfirmedEntryStaysReachablePastItsReachableTime) {
 
 TEST(EtherLinkConfirm, AConfirmationDuringDelayReturnsToReachableWithoutProbing) {
   TwoHosts h;
-  const Time reach = resolve(h);
+  const Time reach = resolve_v4(h);
   h.a.advance(reach);  // STALE
   const Time use = reach + Duration::s(1);
   h.a.advance(use);

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "link/ether_link.h"
 #include "wire/bytes.h"
 
@@ -104,5 +106,17 @@ struct TwoHosts {
     }
   }
 };
+
+// A resolves B's IPv4 address (10.0.0.2) over ARP at 0 ms: the first
+// packet queues, the broadcast request is answered, the entry is
+// REACHABLE. Returns the entry's REACHABLE deadline.
+inline Time resolve_v4(TwoHosts& h) {
+  const IpAddr a = ip4(10, 0, 0, 1), b = ip4(10, 0, 0, 2);
+  h.a.advance(at_ms(0));
+  h.a.transmit(ipv4_packet(a, b, 1));
+  h.exchange(at_ms(0));
+  EXPECT_EQ(h.a.neighbor(b)->state, NudState::kReachable);
+  return h.a.neighbor(b)->deadline;
+}
 
 }  // namespace weir::link::test

@@ -115,30 +115,21 @@ TEST(EtherLinkArp, RetriesEverySecondAndFailsAfterThreeDroppingTheQueue) {
   EXPECT_EQ(a.neighbor(nobody)->state, NudState::kIncomplete);
 }
 
-// Resolves A -> B at t=0 and returns B's entry's REACHABLE deadline.
-Time resolve(TwoHosts& h) {
-  h.a.advance(at_ms(0));
-  h.a.transmit(ipv4_packet(kA, kB, 1));
-  h.exchange(at_ms(0));
-  EXPECT_EQ(h.a.neighbor(kB)->state, NudState::kReachable);
-  return h.a.neighbor(kB)->deadline;
-}
-
 TEST(EtherLinkArp, ReachableTimeIsRandomisedAroundThirtySecondsAndSeeded) {
   TwoHosts h1, h2;
-  const Time d1 = resolve(h1), d2 = resolve(h2);
+  const Time d1 = resolve_v4(h1), d2 = resolve_v4(h2);
   EXPECT_EQ(d1, d2);  // same seed, same draw
   EXPECT_GE(d1, at_ms(15000));
   EXPECT_LT(d1, at_ms(45000));
   auto c = TwoHosts::config(1);
   c.neigh.seed = 7;
   TwoHosts h3(c, TwoHosts::config(2));
-  EXPECT_NE(resolve(h3), d1);
+  EXPECT_NE(resolve_v4(h3), d1);
 }
 
 TEST(EtherLinkArp, ReachableGoesStaleThenDelayOnUseThenUnicastProbesThenFails) {
   TwoHosts h;
-  const Time reach = resolve(h);
+  const Time reach = resolve_v4(h);
   h.up_b.clear();
   h.a.advance(reach - Duration::ms(1));
   EXPECT_EQ(h.a.neighbor(kB)->state, NudState::kReachable);
@@ -182,7 +173,7 @@ TEST(EtherLinkArp, ReachableGoesStaleThenDelayOnUseThenUnicastProbesThenFails) {
 
 TEST(EtherLinkArp, AProbeAnsweredMakesTheEntryReachableAgain) {
   TwoHosts h;
-  const Time reach = resolve(h);
+  const Time reach = resolve_v4(h);
   const Time use = reach + Duration::s(1);
   h.a.advance(use);
   h.a.transmit(ipv4_packet(kA, kB, 2));
@@ -316,7 +307,7 @@ TEST(EtherLinkArp, AnswersRequestsForEachOfItsAddresses) {
 
 TEST(EtherLinkArp, UnsolicitedRepliesCreateNothingButUpdateExistingEntries) {
   TwoHosts h;
-  resolve(h);
+  resolve_v4(h);
   RecordingSink sink;
   EtherLink& a = h.a;
   // A gratuitous reply from an unknown host: not learned (arp_accept 0).
@@ -335,7 +326,7 @@ TEST(EtherLinkArp, UnsolicitedRepliesCreateNothingButUpdateExistingEntries) {
 
 TEST(EtherLinkArp, WithinLocktimeTheFirstReplyWins) {
   TwoHosts h;
-  resolve(h);  // updated at t=0 with B's MAC
+  resolve_v4(h);  // updated at t=0 with B's MAC
   auto other = arp_frame(mac(1), {.op = kArpOpReply, .sha = mac(0x33), .spa = kB.v4_host_order(),
                                   .tha = mac(1), .tpa = kA.v4_host_order()});
   h.a.input(at_ms(500), other);
@@ -407,7 +398,7 @@ TEST(EtherLinkOutput, FramesCarryAtMostMtuPlusFourteenAndOversizeIsDropped) {
 
 TEST(EtherLinkOutput, DescribeIsOneLineWithTheCounters) {
   TwoHosts h;
-  resolve(h);
+  resolve_v4(h);
   const std::string d = h.a.describe();
   EXPECT_EQ(d.find('\n'), std::string::npos);
   EXPECT_NE(d.find("ether 02:00:00:00:00:01"), std::string::npos) << d;
