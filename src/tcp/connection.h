@@ -177,9 +177,7 @@ class Connection {
   Time next_deadline() const { return std::min(timers_.earliest(), pacer_.deadline()); }  // incl. pacing
   // ICMP: destination unreachable (soft/hard) and PMTU (RFC 1191, RFC 8201).
   void on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq);
-  // RFC 6069 (TCP-LD): an ICMP net/host unreachable (IPv4) quoting SND.UNA
-  // while the RTO backs off reverts one backoff step (tcp_ld.cc).
-  void ld_rto_revert(Time now, Seq32 quoted_seq);
+  void ld_rto_revert(Time now, Seq32 quoted_seq);  // RFC 6069 TCP-LD (tcp_ld.cc)
   void on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq);
   // Whether an ICMP error's quoted sequence number lies in what we have
   // outstanding (Linux tcp_v4_err / tcp_v6_err: between(seq, snd_una, snd_nxt)).
