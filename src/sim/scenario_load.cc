@@ -400,6 +400,13 @@ void read_expectations(Reader& r, const toml::table& root, Scenario& sc) {
   }
 }
 
+// A sysctl's name without the prefix StackConfig::set also accepts.
+std::string_view sysctl_short(std::string_view key) {
+  for (std::string_view prefix : {"net.ipv4.", "net.ipv6.", "net.core."})
+    if (key.substr(0, prefix.size()) == prefix) return key.substr(prefix.size());
+  return key;
+}
+
 // "a.b.3.c=value": walks tables (and 1-based indices into arrays of tables),
 // creating tables as needed, and sets the value parsed as TOML (a bare word
 // that is not valid TOML is taken as a string).
@@ -411,7 +418,10 @@ Expected<bool, std::string> apply_override(toml::table& root, std::string_view k
   std::string text(kv.substr(eq + 1));
   std::vector<std::string> parts;
   for (size_t b = 0;;) {
-    size_t d = key.find('.', b);
+    // Under host.<side>, the rest is one sysctl name, dots and all
+    // ("host.sender.net.ipv4.tcp_plb_enabled=0"), as a quoted TOML key.
+    const bool sysctl_name = parts.size() == 2 && parts[0] == "host";
+    size_t d = sysctl_name ? std::string::npos : key.find('.', b);
     parts.push_back(key.substr(b, d == std::string::npos ? std::string::npos : d - b));
     if (d == std::string::npos) break;
     b = d + 1;
@@ -433,6 +443,14 @@ Expected<bool, std::string> apply_override(toml::table& root, std::string_view k
     if (!n) n = &t->insert_or_assign(parts[i], toml::table{}).first->second;
     if (!n->is_table()) return Unexpected(fmt::format("--set {}: '{}' is not a table", key, parts[i]));
     t = n->as_table();
+  }
+  // A host's sysctl may be spelt with or without its net.ipv4./net.core.
+  // prefix; the override replaces the file's setting in either spelling.
+  if (parts.size() == 3 && parts[0] == "host") {
+    std::vector<std::string> same;
+    for (auto&& [k, v] : *t)
+      if (sysctl_short(k.str()) == sysctl_short(parts.back())) same.emplace_back(k.str());
+    for (const auto& k : same) t->erase(k);
   }
   toml::parse_result pr = toml::parse("v = " + text);
   if (pr && pr.table().get("v")) t->insert_or_assign(parts.back(), *pr.table().get("v"));

@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "sim/units.h"
@@ -143,6 +145,22 @@ TEST(ScenarioLoad, OverridesReplaceAndCreateKeys) {
   EXPECT_EQ(sc->flows[0].bytes, 1'000'000u);
   EXPECT_DOUBLE_EQ(sc->rev.loss, 0.5);
   EXPECT_EQ(sc->duration, Duration::s(3));
+}
+
+TEST(ScenarioLoad, OverridesTakeFullSysctlNamesUnderAHost) {
+  auto sc = parse_scenario(kGood, "t.toml",
+                           {"host.client.net.ipv4.tcp_plb_enabled=1", "host.server.tcp_ecn=1"});
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  using KV = std::pair<std::string, std::string>;
+  const auto has = [](const std::vector<KV>& v, const KV& kv) { return std::find(v.begin(), v.end(), kv) != v.end(); };
+  EXPECT_TRUE(has(sc->client.sysctl, {"net.ipv4.tcp_plb_enabled", "1"}));
+  EXPECT_TRUE(has(sc->server.sysctl, {"tcp_ecn", "1"}));
+  EXPECT_TRUE(has(sc->server.sysctl, {"net.ipv4.tcp_rmem", "4096 262144 262144"})) << "the file's own stay";
+  // The file's setting gives way in either spelling.
+  auto sc2 = parse_scenario(kGood, "t.toml", {"host.server.tcp_rmem=4096 8192 8192"});
+  ASSERT_TRUE(sc2.has_value()) << sc2.error();
+  EXPECT_TRUE(has(sc2->server.sysctl, {"tcp_rmem", "4096 8192 8192"}));
+  EXPECT_FALSE(has(sc2->server.sysctl, {"net.ipv4.tcp_rmem", "4096 262144 262144"}));
 }
 
 TEST(ScenarioLoad, BadOverrideSaysSo) {
