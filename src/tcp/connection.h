@@ -179,12 +179,10 @@ class Connection {
   void on_icmp_unreach(Time now, Errc err, bool hard, Seq32 quoted_seq);
   void ld_rto_revert(Time now, Seq32 quoted_seq);  // RFC 6069 TCP-LD (tcp_ld.cc)
   void on_pmtu(Time now, uint32_t mtu, Seq32 quoted_seq);
-  // Whether an ICMP error's quoted sequence number lies in what we have
-  // outstanding (Linux tcp_v4_err / tcp_v6_err: between(seq, snd_una, snd_nxt)).
+  // An ICMP error's quoted SEQ is outstanding (tcp_v4_err: between(seq, snd_una, snd_nxt)).
   bool icmp_quote_in_window(Seq32 quoted_seq) const;
-  // Linux tcp_current_mss: before sending, adopt the destination's path MTU
-  // if it differs from the one the MSS was computed from (another
-  // connection learnt a lower one, or the learnt one expired).
+  // Linux tcp_current_mss: adopt the destination's path MTU if it differs from the MSS's
+  // (another connection learnt a lower one, or the learnt one expired).
   void sync_pmtu(uint32_t path_mtu);
   uint32_t pmtu() const { return pmtu_; }
   uint32_t segs_out() const { return segs_out_; }
@@ -447,7 +445,6 @@ class Connection {
   // --- tcp_ack.cc
   bool process_ack(Time now, const InSegment& seg);  // false: drop the segment
   bool ack_acceptable(Time now, Seq32 ack);         // RFC 5961 §5.2 as Linux
-  void confirm_on_progress(bool had_packets_out, bool forward_progress, bool not_dup);
   void update_send_window(const InSegment& seg, Seq32 ack);
   void rtt_from_ack(Time now, const InSegment& seg, const AckResult& r);
   recovery::RecoveryResult run_recovery(Time now, const InSegment& seg, const AckResult& r,
@@ -629,7 +626,7 @@ class Connection {
   bool push_once_ = false;  // Linux TCP_NAGLE_PUSH: uncork sends a partial segment once
   bool defer_cwnd_limited_ = false;  // the last tcp_write_xmit pass deferred for cwnd
   bool defer_rwnd_limited_ = false;  // ... or for the peer's window
-  bool dst_pending_confirm_ = false;  // Linux sk_dst_pending_confirm (confirm_on_progress)
+  bool dst_pending_confirm_ = false;  // Linux sk_dst_pending_confirm (tcp_ack.cc)
   // RFC 7413 (Linux tcp_fastopen.c). fastopen_child_: a passive Fast Open
   // socket still in SYN-RECEIVED (Linux tp->fastopen_rsk), readable and
   // writable before the handshake completes. syn_data_acked_: the SYN's

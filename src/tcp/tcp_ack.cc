@@ -7,6 +7,20 @@
 #include "tcp/connection.h"
 
 namespace weir::tcp {
+namespace {
+
+// Linux tcp_ack: with data outstanding (the no_queue path confirms
+// nothing), an ACK that made forward progress (FLAG_FORWARD_PROGRESS: SND.UNA
+// advanced or new data SACKed) or a pure duplicate (!FLAG_NOT_DUP: no data,
+// no window update, nothing acked) shows the peer hears us: sk_dst_confirm.
+// The confirmation rides on the next packet out (Netif::confirm_neighbor),
+// RFC 4861 §7.3.1's upper-layer hint, so a busy connection's next hop is
+// not probed every reachable time.
+bool confirms_neighbor(bool had_packets_out, bool forward_progress, bool not_dup) {
+  return had_packets_out && (forward_progress || !not_dup);
+}
+
+}  // namespace
 
 using namespace wire::tcp_flag;
 
@@ -135,17 +149,6 @@ void Connection::apply_recovery_timers(Time now, const recovery::RecoveryResult&
   (void)now;
 }
 
-// Linux tcp_ack: with data outstanding (the no_queue path confirms
-// nothing), an ACK that made forward progress (FLAG_FORWARD_PROGRESS: SND.UNA
-// advanced or new data SACKed) or a pure duplicate (!FLAG_NOT_DUP: no data,
-// no window update, nothing acked) shows the peer hears us: sk_dst_confirm.
-// The confirmation rides on the next packet out (Netif::confirm_neighbor),
-// RFC 4861 §7.3.1's upper-layer hint, so a busy connection's next hop is
-// not probed every reachable time.
-void Connection::confirm_on_progress(bool had_packets_out, bool forward_progress, bool not_dup) {
-  if (had_packets_out && (forward_progress || !not_dup)) dst_pending_confirm_ = true;
-}
-
 // RFC 5961 §5.2: an ACK is acceptable within [SND.UNA - MAX.SND.WND, SND.NXT]
 // and anything else is dropped with a challenge ACK. Linux (tcp_ack) bounds
 // the old side by min(max_window, bytes_acked) and challenges there in every
@@ -223,8 +226,9 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
     // Linux tcp_clean_rtx_queue: the probe is acknowledged (RFC 4821 §7.6.2).
     if (mtup_.acked_by(snd_.una)) mtu_probe_success(now);
   }
-  confirm_on_progress(had_packets_out, ack > prior_una || r.sacked_packets > 0,
-                      !seg.payload.empty() || win_update || ack > prior_una);
+  if (confirms_neighbor(had_packets_out, ack > prior_una || r.sacked_packets > 0,
+                        !seg.payload.empty() || win_update || ack > prior_una))
+    dst_pending_confirm_ = true;
   delivered_ += r.delivered_packets;
   ccs_.snd_una = snd_.una;
   ccs_.snd_nxt = snd_.nxt;

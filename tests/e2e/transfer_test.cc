@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "e2e/pair_helper.h"
+#include "sanitizer_build.h"
 
 namespace weir::test {
 namespace {
@@ -152,17 +153,6 @@ namespace {
 // About 10 s of CPU per direction in an optimised build; the sanitizer build
 // (-O0, ASan) moves 64 MiB each way instead, so the suite stays within CI's
 // time, and says so in the test's output.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 struct LongCase {
   const char* name;

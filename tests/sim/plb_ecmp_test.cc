@@ -7,27 +7,18 @@
 
 #include <gtest/gtest.h>
 
+#include "sanitizer_build.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
 
 namespace weir::sim {
 namespace {
 
+using weir::test::kSanitized;
+
 // The sanitizer build (-O0, ASan) runs each seed about 30 times slower: the
 // two whole-experiment tests take two of the ten seeds there (1 and 3, both
 // collisions), which still fail without PLB, so the suite stays within CI's time.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 std::vector<std::string> all_seeds() {
   if (kSanitized) return {"seeds=[1, 3]"};
   return {};
