@@ -16,10 +16,11 @@
 # directions (in alternating order) once per AF_PACKET RX ring in RINGS
 # (default "v3 v2", `--ring-rx`, link/packet_ring.h), so the rings are
 # compared in the same minutes; each weir figure is followed by its ratio
-# to that round's Linux->Linux. PERF=1 records `perf stat` of weir over the counted
+# to that round's Linux->Linux; likewise once per TX path in TXS (default
+# "ring", `--packet-tx`: the TPACKET_V3 ring or copy, sendmmsg). PERF=1 records `perf stat` of weir over the counted
 # seconds of each weir run, PERF=record a `perf record -g` profile (its
 # top entries printed at the end). Needs root.
-# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2")
+# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2"), TXS ("ring")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build/default}
@@ -27,7 +28,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} RINGS=${RINGS:-v3 v2}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-ring}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
@@ -83,12 +84,12 @@ linux_linux() {
 # weir_app APP PORT UNUSED DIR PYTHON: weir serves APP on its veth end, the
 # python client talks to it from Linux's end, whose DIR counter is rated.
 weir_app() {
-  bg "w$1-$ring" "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" --addr 198.18.0.1/24 --app "$1" \
+  bg "w$1-$ring-$tx" "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" --packet-tx "$tx" --addr 198.18.0.1/24 --app "$1" \
     --no-control "${XARGS[@]}"
   local srv=$LAST_PID
   wait_for 10 ip netns exec "$D" nc -z -w 1 198.18.0.1 "$2"
   bg "n$1" ip netns exec "$D" python3 -c "$5" 198.18.0.1 "$2"
-  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$r-$ring-$1" "$LAST_PID" "$srv"
+  rate_then_stop "$D" "${P}xa" "$4" "$srv" "$r-$ring-$tx-$1" "$LAST_PID" "$srv"
 }
 # Linux's end of weir's transfers: python with 1 MB socket calls, not nc
 # (16 KB per call: on this loaded 2-core VM nc itself was the limit, its
@@ -102,15 +103,17 @@ linux_weir() { weir_app discard 9 "" tx "$PYSEND"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 
 head="| round | Linux->Linux veth |" sep="| --- | --- |"
-for ring in $RINGS; do head+=" weir->Linux $ring | Linux->weir $ring |"; sep+=" --- | --- |"; done
+for ring in $RINGS; do for tx in $TXS; do
+  head+=" weir->Linux $ring $tx | Linux->weir $ring $tx |"; sep+=" --- | --- |"
+done; done
 echo "$head"; echo "$sep"
 for r in $(seq "$ROUNDS"); do
   ll=$(linux_linux)
   row="| $r | $ll |"
-  for ring in $RINGS; do
+  for ring in $RINGS; do for tx in $TXS; do
     if [ $((r % 2)) = 1 ]; then wl=$(weir_linux); lw=$(linux_weir); else lw=$(linux_weir); wl=$(weir_linux); fi
     row+=" $wl ($(ratio "$wl" "$ll")) | $lw ($(ratio "$lw" "$ll")) |"
-  done
+  done; done
   echo "$row"
 done
 echo
@@ -120,4 +123,4 @@ echo "packets/s of 1500-byte packets over ${SECS} s after ${WARM} s; load averag
 for f in "$WORK"/perf-*.txt; do
   [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E '%|task-clock|context-switches|cycles|instructions|elapsed' "$f"; }
 done
-for ring in $RINGS; do grep -h 'AF_PACKET' "$WORK"/w*-"$ring".log 2>/dev/null | tail -2; done
+for ring in $RINGS; do for tx in $TXS; do grep -h 'AF_PACKET' "$WORK"/w*-"$ring-$tx".log 2>/dev/null | tail -2; done; done

@@ -94,6 +94,16 @@ Expected<RingGeometry, std::string> tx_geometry(const PacketRingConfig& cfg, siz
   return slots(cfg.tx_frame_size, cfg.tx_frame_count, page, static_cast<uint32_t>(kHdr + max_frame), "TX");
 }
 
+// Slots of exactly max_frame bytes (user memory: no header, no alignment
+// rule), as many as the TX ring would have.
+Expected<RingGeometry, std::string> copy_tx_geometry(const PacketRingConfig& cfg, uint32_t max_frame) {
+  const size_t bytes = size_t{max_frame} * cfg.tx_frame_count;
+  if (max_frame == 0 || cfg.tx_frame_count == 0 || cfg.tx_frame_count > kMaxRingFrames || bytes > kMaxRing)
+    return Unexpected(fmt::format("TX copy slots: {} of {} bytes is outside 1 slot .. 1 GiB", cfg.tx_frame_count,
+                                  max_frame));
+  return RingGeometry{static_cast<uint32_t>(bytes), 1, max_frame, cfg.tx_frame_count};
+}
+
 RxVerdict classify(uint32_t status, uint32_t len, uint32_t snaplen, uint8_t pkttype, uint32_t max_frame) {
   // packet(7): the kernel shows a tap the frames its own interface sends as
   // PACKET_OUTGOING; they are ours (or the kernel's), never input.

@@ -89,11 +89,13 @@ Expected<std::unique_ptr<PacketRing>, std::string> PacketRing::open(const std::s
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   auto rx = rx_geometry(cfg, page, p->max_frame_);
   if (!rx) return Unexpected(rx.error());
-  auto tx = tx_geometry(cfg, page, p->max_frame_);
+  auto tx = cfg.tx_mode == TxMode::kCopy ? copy_tx_geometry(cfg, p->max_frame_) : tx_geometry(cfg, page, p->max_frame_);
   if (!tx) return Unexpected(tx.error());
   p->rx_ = *rx, p->tx_ = *tx;
   // TX first: the RX socket starts receiving at its bind, so it is last.
-  if (auto r = p->open_tx(index, cfg); !r) return Unexpected(r.error());
+  p->tx_mode_ = cfg.tx_mode;
+  auto tx_open = cfg.tx_mode == TxMode::kCopy ? p->open_copy_tx(index, cfg) : p->open_tx(index, cfg);
+  if (!tx_open) return Unexpected(tx_open.error());
   if (auto r = p->open_rx(index, cfg); !r) return Unexpected(r.error());
   return p;
 }
@@ -143,6 +145,24 @@ Expected<bool, std::string> PacketRing::open_tx(unsigned ifindex, const PacketRi
   return true;
 }
 
+// The copying TX socket (link/packet_copy_tx.h): the same socket as the
+// ring's, bound with protocol 0 so it never receives, without a ring;
+// packet_snd sends each message on the bound interface as one linear skb.
+Expected<bool, std::string> PacketRing::open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg) {
+  tx_fd_ = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (tx_fd_ < 0) return Unexpected(err("AF_PACKET socket"));
+  if (cfg.qdisc_bypass && set_int(tx_fd_, PACKET_QDISC_BYPASS, 1) < 0) return Unexpected(err("PACKET_QDISC_BYPASS"));
+  if (bind_to(tx_fd_, ifindex, 0) < 0) return Unexpected(err("bind to " + name_));
+  // A frame's skb is charged to the send buffer until the device is done
+  // with it (veth orphans it at once, __dev_forward_skb2): room for every
+  // slot at once, so the slot array, not sk_sndbuf, bounds a burst.
+  const int sndbuf = static_cast<int>(tx_.bytes() * 2);
+  if (::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+    (void)::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  copy_ = CopyTx(tx_.frame_count, tx_.frame_size);
+  return true;
+}
+
 PacketRing::~PacketRing() {
   if (rx_map_) ::munmap(rx_map_, rx_.bytes());
   if (tx_map_) ::munmap(tx_map_, tx_.bytes());
@@ -183,6 +203,16 @@ uint8_t* PacketRing::tx_slot(uint32_t i) const {
 // the frame's skb is freed (tpacket_destruct_skb), or marks it
 // TP_STATUS_WRONG_FORMAT if it refused the frame (we reuse it, counted).
 XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
+  return tx_mode_ == TxMode::kCopy ? copy_.put(frame, st_) : ring_send(frame);
+}
+
+void PacketRing::flush() {
+  if (tx_mode_ == TxMode::kRing) return ring_flush();
+  copy_.flush(tx_fd_, st_);
+  tx_retry_ = copy_.pending() != 0;
+}
+
+XmitResult PacketRing::ring_send(std::span<const uint8_t> frame) {
   if (frame.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
   uint8_t* slot = tx_slot(tx_head_);
   auto* h = reinterpret_cast<tpacket3_hdr*>(slot);
@@ -204,7 +234,7 @@ XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
 // tpacket_snd sends every TP_STATUS_SEND_REQUEST slot from its own cursor
 // on; with MSG_DONTWAIT it returns when it finds none or the send buffer is
 // full (then the rest stay requested: tx_backlog(), sent at the next flush).
-void PacketRing::flush() {
+void PacketRing::ring_flush() {
   if (tx_pending_ == 0) return;
   ++st_.tx_sends;
   const ssize_t r = ::sendto(tx_fd_, nullptr, 0, MSG_DONTWAIT, nullptr, 0);
@@ -235,11 +265,13 @@ std::string PacketRing::describe() const {
   return fmt::format(
       "{}: AF_PACKET TPACKET_{} rx {} frames {} bytes {} ({} wake-ups; {} checksums partial or verified), "
       "{} own skipped, {} oversize, {} vlan, {} malformed, {} dropped by the kernel ({} losing, {} freezes); "
-      "TPACKET_V3 tx {} frames {} bytes in {} sendto ({} failed), {} refused (ring full), {} oversize, "
-      "{} wrong format\n",
+      "{} tx {} frames {} bytes in {} {} ({} failed or partial), {} refused (ring full), {} oversize, "
+      "{} wrong format, {} refused by the kernel\n",
       name_, kind_ == RxRing::kV2 ? "V2" : "V3", s.rx_frames, s.rx_bytes, unit, s.rx_wakeups, s.rx_csum_ok,
       s.rx_outgoing, s.rx_oversize, s.rx_vlan, s.rx_malformed, s.rx_kernel_drops, s.rx_losing, s.rx_freeze,
-      s.tx_frames, s.tx_bytes, s.tx_sends, s.tx_send_errors, s.tx_ring_full, s.tx_oversize, s.tx_wrong_format);
+      tx_mode_ == TxMode::kRing ? "TPACKET_V3" : "copying", s.tx_frames, s.tx_bytes, s.tx_sends,
+      tx_mode_ == TxMode::kRing ? "sendto" : "sendmmsg", s.tx_send_errors, s.tx_ring_full, s.tx_oversize,
+      s.tx_wrong_format, s.tx_send_dropped);
 }
 
 }  // namespace weir::link

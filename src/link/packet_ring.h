@@ -19,6 +19,9 @@
 //    burst over in one sendto(fd, NULL, 0, MSG_DONTWAIT) (tpacket_snd walks
 //    the requests). A frame whose slot is still in flight is refused:
 //    kDropped.
+//    Or (PacketRingConfig::tx_mode kCopy, link/packet_copy_tx.h) the same
+//    socket without a ring: send_frame() copies into a bounded user-space
+//    slot array and flush() hands the burst over in one sendmmsg().
 // Every size is bounded and set at open(); nothing grows afterwards.
 #pragma once
 
@@ -30,6 +33,7 @@
 #include <string>
 
 #include "link/frame_sink.h"
+#include "link/packet_copy_tx.h"
 #include "link/packet_rx.h"
 #include "weir/expected.h"
 
@@ -44,6 +48,14 @@ namespace weir::link {
 // reaches weir as tpacket_rcv fills it. Bulk data fills V3 blocks within
 // a fraction of a millisecond, so a receive-mostly weir may prefer V3.
 enum class RxRing : uint8_t { kV2, kV3 };
+
+// How frames are sent (--packet-tx). kRing: the TPACKET_V3 TX ring, whose
+// frames leave as skbs holding the ring's pages (tpacket_fill_skb), which
+// veth copies into pages of its own (__dev_forward_skb2 ->
+// skb_copy_ubufs) before the peer's stack sees them. kCopy: sendmmsg()
+// from a user-space slot array, one linear skb per frame (packet_snd),
+// which veth forwards as it is (link/packet_copy_tx.h).
+enum class TxMode : uint8_t { kRing, kCopy };
 
 struct PacketRingConfig {
   RxRing rx_ring = RxRing::kV2;
@@ -66,6 +78,8 @@ struct PacketRingConfig {
   // power of two holding the frame header and the largest frame).
   uint32_t tx_frame_size = 0;
   uint32_t tx_frame_count = 1024;
+  // kCopy: tx_frame_count slots of max_frame bytes in user memory.
+  TxMode tx_mode = TxMode::kRing;
   // PACKET_QDISC_BYPASS (packet_mmap.rst, "PACKET_QDISC_BYPASS"): frames
   // go straight to the driver's xmit, as a kernel-bypass user expects; no
   // qdisc, so no queueing (and no taps) between the ring and the device.
@@ -86,6 +100,9 @@ Expected<RingGeometry, std::string> rx_v3_geometry(const PacketRingConfig& cfg, 
 // (each ring is bounded at 1 GiB besides).
 constexpr uint32_t kMaxRingFrames = 1u << 20;
 Expected<RingGeometry, std::string> tx_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame);
+// kCopy's slot array as a geometry (one block of tx_frame_count slots of
+// max_frame bytes), bounded at 1 GiB like a ring.
+Expected<RingGeometry, std::string> copy_tx_geometry(const PacketRingConfig& cfg, uint32_t max_frame);
 // Where a TX frame's bytes start in its slot: right after the tpacket3_hdr
 // (tpacket_parse_header: tp_hdrlen - sizeof(struct sockaddr_ll)).
 size_t tx_data_offset();
@@ -104,6 +121,7 @@ class PacketRing final : public FrameSink {
   int fd() const { return rx_fd_; }
   int tx_fd() const { return tx_fd_; }
   RxRing rx_ring() const { return kind_; }
+  TxMode tx_mode() const { return tx_mode_; }
   const std::string& name() const { return name_; }
   uint32_t mtu() const { return mtu_; }
   const std::array<uint8_t, 6>& hw_addr() const { return hw_; }
@@ -123,9 +141,11 @@ class PacketRing final : public FrameSink {
   size_t drain(F&& deliver);
 
   XmitResult send_frame(std::span<const uint8_t> frame) override;
-  // Hands the burst's frames to the kernel: one sendto().
+  // Hands the burst's frames to the kernel: one sendto() (ring) or
+  // sendmmsg() (copy; one per 1024 frames).
   void flush();
-  // Frames queued that a failed or partial sendto() left on the ring.
+  // Frames queued that a failed or partial send left on the ring or in
+  // the slot array.
   bool tx_backlog() const { return tx_retry_; }
 
   // Adds the kernel's drop counts (PACKET_STATISTICS, which resets them on
@@ -138,6 +158,9 @@ class PacketRing final : public FrameSink {
   PacketRing() = default;
   Expected<bool, std::string> open_rx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_tx(unsigned ifindex, const PacketRingConfig& cfg);
+  Expected<bool, std::string> open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg);
+  XmitResult ring_send(std::span<const uint8_t> frame);
+  void ring_flush();
   uint8_t* block(uint32_t i) const { return rx_map_ + size_t{i} * rx_.block_size; }
   uint8_t* tx_slot(uint32_t i) const;
   bool block_ready(uint32_t i) const;
@@ -147,6 +170,8 @@ class PacketRing final : public FrameSink {
 
   int rx_fd_ = -1, tx_fd_ = -1;
   RxRing kind_ = RxRing::kV2;
+  TxMode tx_mode_ = TxMode::kRing;
+  CopyTx copy_;  // kCopy's slots
   std::string name_;
   uint32_t mtu_ = 1500;
   uint32_t max_frame_ = 1514;

@@ -60,8 +60,9 @@ struct PacketRingStats {
   uint64_t tx_ring_full = 0;     // refused: the next slot still in flight (kDropped)
   uint64_t tx_oversize = 0;      // longer than max_frame: not queued
   uint64_t tx_wrong_format = 0;  // slots the kernel returned TP_STATUS_WRONG_FORMAT
-  uint64_t tx_sends = 0;         // sendto() calls (one per burst)
+  uint64_t tx_sends = 0;         // sendto() (ring) or sendmmsg() (copy) calls: one per burst
   uint64_t tx_send_errors = 0;   // of those, failed or partial (the rest go at the next flush)
+  uint64_t tx_send_dropped = 0;  // copy mode: frames the kernel refused for good (not EAGAIN/ENOBUFS)
 };
 
 // Counts `f` in `st`; true if it goes on to the driver.

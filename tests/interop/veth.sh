@@ -17,7 +17,9 @@
 # interface's MAC, ether_setup.h). MB sets the size (default 10); XT the
 # time limit of one transfer in seconds. RING (v2 or v3; default: weir's
 # own, v2) picks the AF_PACKET RX ring of http and fetch (--ring-rx), and
-# the device counters must name it.
+# the device counters must name it. TX (ring or copy; default: weir's own)
+# picks how http and fetch send (--packet-tx), and the counters must name
+# that too, with frames sent.
 set -u
 . "$(dirname "$0")/lib.sh"
 MODE=$1 DEV=${DEV:-packet}
@@ -43,7 +45,7 @@ if [ "$DEV" = packet ]; then
   ip -n "$K" addr add $K4/24 dev "${P}k"
   ip -n "$K" -6 addr add $K6/64 dev "${P}k" nodad
   ip -n "$K" link set "${P}k" up
-  DEVARGS=(--netns "$W" --packet "${P}w" ${RING:+--ring-rx "$RING"})
+  DEVARGS=(--netns "$W" --packet "${P}w" ${RING:+--ring-rx "$RING"} ${TX:+--packet-tx "$TX"})
   WDEV="${P}w" WNS=$W KDEV="${P}k"
 else
   # TAP: weir creates it in K and gives its kernel side (Linux) the addresses.
@@ -89,6 +91,10 @@ http)
     want=$(echo "${RING:-v2}" | tr v V)
     grep -q "AF_PACKET TPACKET_$want rx" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $want ring"; }
     echo "ok: RX ring TPACKET_$want"
+    txname=TPACKET_V3
+    [ "${TX:-}" = copy ] && txname=copying
+    grep -Eq "$txname tx [1-9]" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $txname TX path"; }
+    echo "ok: TX $txname"
   fi ;;
 fetch)
   (cd "$WORK/www" && exec ip netns exec "$K" python3 -m http.server -b :: 8081) >"$WORK/http.log" 2>&1 &

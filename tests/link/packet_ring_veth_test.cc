@@ -1,7 +1,8 @@
 // PacketRing on a real veth pair: frames through one end's TX ring arrive
 // in the other end's RX ring, counted and intact; a full TX ring refuses,
 // an oversize frame is dropped and counted, a full RX ring is counted by the
-// kernel; each for both RX rings (TPACKET_V2 slots, TPACKET_V3 blocks). The
+// kernel; each for both RX rings (TPACKET_V2 slots, TPACKET_V3 blocks) and
+// both TX paths (the TPACKET_V3 ring, sendmmsg copies). The
 // TX socket never receives and the RX socket never sees weir's own frames.
 // Needs root: the test moves its thread into a network namespace of
 // its own (unshare), which disappears with the thread's last reference, so
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "driver/netns.h"
@@ -89,12 +92,13 @@ Received receive(PacketRing& r, size_t want, Received got = {}) {
   VethNs ns;                                                                     \
   if (!ns.ok()) GTEST_SKIP() << "needs root and iproute2 (a veth pair in a private namespace)"
 
-class PacketRingVeth : public ::testing::TestWithParam<RxRing> {
+class PacketRingVeth : public ::testing::TestWithParam<std::tuple<RxRing, TxMode>> {
  protected:
-  // The defaults with this test's RX ring.
+  // The defaults with this test's RX ring and TX path.
   PacketRingConfig cfg() const {
     PacketRingConfig c;
-    c.rx_ring = GetParam();
+    c.rx_ring = std::get<0>(GetParam());
+    c.tx_mode = std::get<1>(GetParam());
     return c;
   }
 };
@@ -216,9 +220,34 @@ TEST_P(PacketRingVeth, TxSocketNeverReceivesAndRxSkipsOwnFrames) {
     EXPECT_LT(::recv(r->tx_fd(), buf, sizeof buf, MSG_DONTWAIT), 0) << "the TX socket received a frame";
 }
 
-INSTANTIATE_TEST_SUITE_P(Rings, PacketRingVeth, ::testing::Values(RxRing::kV2, RxRing::kV3),
-                         [](const ::testing::TestParamInfo<RxRing>& i) {
-                           return i.param == RxRing::kV2 ? "V2" : "V3";
+// The copy path's own case: one flush of more frames than one sendmmsg
+// takes (__sys_sendmmsg's UIO_MAXIOV) reaches the peer whole and in order.
+TEST_P(PacketRingVeth, OneFlushOfMoreThanOneSendmmsg) {
+  NEED_VETH(ns);
+  if (std::get<1>(GetParam()) != TxMode::kCopy) GTEST_SKIP() << "the copy path's case";
+  PacketRingConfig c = cfg();
+  c.tx_frame_count = 3000;
+  auto a = PacketRing::open("pa", c);
+  auto b = PacketRing::open("pb", cfg());  // 4096 slots (V2), ~5,500 frames (V3): all 3000 fit
+  ASSERT_TRUE(a) << a.error();
+  ASSERT_TRUE(b) << b.error();
+  EXPECT_EQ((*a)->tx_mode(), TxMode::kCopy);
+  for (uint32_t i = 0; i < 3000; ++i) ASSERT_EQ((*a)->send_frame(frame(i, 1514)), XmitResult::kSent) << i;
+  (*a)->flush();
+  EXPECT_FALSE((*a)->tx_backlog());
+  EXPECT_EQ((*a)->stats().tx_sends, 3u);
+  Received got = receive(**b, 3000);
+  ASSERT_EQ(got.seqs.size(), 3000u);
+  for (uint32_t i = 0; i < 3000; ++i) ASSERT_EQ(got.seqs[i], i);
+  EXPECT_TRUE(got.intact);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rings, PacketRingVeth,
+                         ::testing::Combine(::testing::Values(RxRing::kV2, RxRing::kV3),
+                                            ::testing::Values(TxMode::kRing, TxMode::kCopy)),
+                         [](const ::testing::TestParamInfo<std::tuple<RxRing, TxMode>>& i) {
+                           return std::string(std::get<0>(i.param) == RxRing::kV2 ? "V2" : "V3") +
+                                  (std::get<1>(i.param) == TxMode::kRing ? "Ring" : "Copy");
                          });
 
 }  // namespace

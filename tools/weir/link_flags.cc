@@ -29,7 +29,17 @@ void add_ring_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
       ->check(CLI::Range(4u, 1u << 20));
   app.add_option("--ring-blocks", s->ring.rx_block_count, "--packet --ring-rx v3: RX blocks (default 64)")
       ->check(CLI::Range(1u, 1u << 18));
-  app.add_option("--ring-tx-frames", s->ring.tx_frame_count, "--packet: TX ring slots (default 1024)")
+  app.add_option_function<std::string>(
+      "--packet-tx",
+      [s](const std::string& v) {
+        if (v != "ring" && v != "copy")
+          throw CLI::ValidationError("--packet-tx", "expected ring (TPACKET_V3 TX ring) or copy (sendmmsg), got '" +
+                                                        v + "'");
+        s->ring.tx_mode = v == "ring" ? link::TxMode::kRing : link::TxMode::kCopy;
+      },
+      "--packet: how frames are sent, ring (the TPACKET_V3 TX ring; the default) or copy (sendmmsg from "
+      "user memory: one linear skb per frame, which veth forwards without copying it again)");
+  app.add_option("--ring-tx-frames", s->ring.tx_frame_count, "--packet: TX ring (or --packet-tx copy) slots (default 1024)")
       ->check(CLI::Range(1u, link::kMaxRingFrames));
 }
 

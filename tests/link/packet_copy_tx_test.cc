@@ -1,0 +1,170 @@
+// CopyTx (link/packet_copy_tx.h), the slot array of --packet-tx copy,
+// against a scripted sendmmsg: frames go out in order and intact, a
+// partial send or EAGAIN/ENOBUFS keeps the unsent frames for the next
+// flush, a refusal for good loses only the frame refused, a burst longer
+// than one sendmmsg takes several, and every bound holds. No socket.
+#include "link/packet_copy_tx.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <deque>
+#include <vector>
+
+#include "link/packet_ring.h"
+
+namespace weir::link {
+namespace {
+
+// What the fake kernel does at each call: take `take` messages (-1: all),
+// or fail with `err` having taken none.
+struct Step {
+  int take = -1;
+  int err = 0;
+};
+
+struct FakeKernel {
+  std::deque<Step> script;             // consumed front first; empty: take all
+  std::vector<std::vector<uint8_t>> wire;  // the frames taken, in order
+  std::vector<unsigned> asked;         // n of each call
+};
+FakeKernel* fake = nullptr;
+
+int fake_sendmmsg(int, mmsghdr* msgs, unsigned n, int flags) {
+  EXPECT_EQ(flags & MSG_DONTWAIT, MSG_DONTWAIT);
+  fake->asked.push_back(n);
+  Step s;
+  if (!fake->script.empty()) s = fake->script.front(), fake->script.pop_front();
+  if (s.err) return errno = s.err, -1;
+  const unsigned take = s.take < 0 ? n : static_cast<unsigned>(s.take);
+  for (unsigned i = 0; i < take; ++i) {
+    const msghdr& h = msgs[i].msg_hdr;
+    EXPECT_EQ(h.msg_iovlen, 1u);
+    EXPECT_EQ(h.msg_name, nullptr);
+    const auto* p = static_cast<const uint8_t*>(h.msg_iov[0].iov_base);
+    fake->wire.emplace_back(p, p + h.msg_iov[0].iov_len);
+  }
+  return static_cast<int>(take);
+}
+
+std::vector<uint8_t> frame(uint32_t seq, size_t len = 100) {
+  std::vector<uint8_t> f(len);
+  for (size_t i = 0; i < len; ++i) f[i] = static_cast<uint8_t>(seq * 7 + i);
+  return f;
+}
+
+class CopyTxTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fake = &k; }
+  void TearDown() override { fake = nullptr; }
+  // Queues frames [from, to) on `tx`, each accepted.
+  void put(CopyTx& tx, uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to; ++i) ASSERT_EQ(tx.put(frame(i), st), XmitResult::kSent) << i;
+  }
+  // The wire holds frames [0, n) in order, intact, each once.
+  void expect_wire(uint32_t n) {
+    ASSERT_EQ(k.wire.size(), n);
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(k.wire[i], frame(i)) << i;
+  }
+  FakeKernel k;
+  PacketRingStats st;
+};
+
+TEST_F(CopyTxTest, ABurstGoesInOneCallInOrderAndIntact) {
+  CopyTx tx(8, 1514, fake_sendmmsg);
+  put(tx, 0, 5);
+  EXPECT_EQ(tx.pending(), 5u);
+  tx.flush(3, st);
+  expect_wire(5);
+  EXPECT_EQ(k.asked, std::vector<unsigned>{5});
+  EXPECT_EQ(tx.pending(), 0u);
+  EXPECT_EQ(st.tx_frames, 5u);
+  EXPECT_EQ(st.tx_bytes, 500u);
+  EXPECT_EQ(st.tx_sends, 1u);
+  EXPECT_EQ(st.tx_send_errors, 0u);
+  tx.flush(3, st);  // nothing queued: no call
+  EXPECT_EQ(st.tx_sends, 1u);
+}
+
+TEST_F(CopyTxTest, APartialSendKeepsTheRestForTheNextFlush) {
+  CopyTx tx(8, 1514, fake_sendmmsg);
+  put(tx, 0, 6);
+  k.script = {{2, 0}};
+  tx.flush(3, st);
+  EXPECT_EQ(k.wire.size(), 2u);
+  EXPECT_EQ(tx.pending(), 4u);
+  EXPECT_EQ(st.tx_send_errors, 1u);
+  // The freed slots take new frames behind the kept ones (the array wraps).
+  put(tx, 6, 10);
+  EXPECT_EQ(tx.pending(), 8u);
+  tx.flush(3, st);
+  expect_wire(10);
+  EXPECT_EQ(tx.pending(), 0u);
+}
+
+TEST_F(CopyTxTest, EagainAndEnobufsKeepEveryFrame) {
+  CopyTx tx(8, 1514, fake_sendmmsg);
+  put(tx, 0, 4);
+  k.script = {{0, ENOBUFS}, {0, EAGAIN}};
+  tx.flush(3, st);
+  EXPECT_EQ(tx.pending(), 4u);
+  tx.flush(3, st);
+  EXPECT_EQ(tx.pending(), 4u);
+  EXPECT_TRUE(k.wire.empty());
+  EXPECT_EQ(st.tx_send_errors, 2u);
+  tx.flush(3, st);
+  expect_wire(4);
+  EXPECT_EQ(st.tx_send_dropped, 0u);
+}
+
+TEST_F(CopyTxTest, ARefusalForGoodLosesOnlyTheFrameRefused) {
+  CopyTx tx(8, 1514, fake_sendmmsg);
+  put(tx, 0, 4);
+  k.script = {{0, EMSGSIZE}};
+  tx.flush(3, st);  // frame 0 refused; the flush goes on with 1..3
+  ASSERT_EQ(k.wire.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(k.wire[i], frame(i + 1));
+  EXPECT_EQ(st.tx_send_dropped, 1u);
+  EXPECT_EQ(tx.pending(), 0u);
+}
+
+TEST_F(CopyTxTest, ABurstLongerThanOneCallTakesSeveral) {
+  CopyTx tx(3000, 1514, fake_sendmmsg);
+  put(tx, 0, 3000);
+  tx.flush(3, st);
+  expect_wire(3000);
+  EXPECT_EQ(k.asked, (std::vector<unsigned>{1024, 1024, 952}));
+  EXPECT_EQ(st.tx_sends, 3u);
+}
+
+TEST_F(CopyTxTest, FullSlotsRefuseAndOversizeFramesAreLost) {
+  CopyTx tx(4, 1514, fake_sendmmsg);
+  put(tx, 0, 4);
+  EXPECT_EQ(tx.put(frame(4), st), XmitResult::kDropped);
+  EXPECT_EQ(st.tx_ring_full, 1u);
+  EXPECT_EQ(tx.put(frame(5, 1515), st), XmitResult::kSent);  // lost, as on a wire
+  EXPECT_EQ(st.tx_oversize, 1u);
+  EXPECT_EQ(tx.pending(), 4u);
+  EXPECT_EQ(st.tx_frames, 4u);
+  tx.flush(3, st);
+  expect_wire(4);
+  EXPECT_EQ(tx.put(frame(4), st), XmitResult::kSent);  // the slots came back
+}
+
+TEST(CopyTxGeometry, SlotsAreBounded) {
+  PacketRingConfig c;
+  auto g = copy_tx_geometry(c, 1514);
+  ASSERT_TRUE(g) << g.error();
+  EXPECT_EQ(g->frame_count, 1024u);
+  EXPECT_EQ(g->frame_size, 1514u);
+  EXPECT_EQ(g->bytes(), 1024u * 1514u);
+  c.tx_frame_count = kMaxRingFrames;  // 1 Mi slots of 1514 bytes: over 1 GiB
+  EXPECT_FALSE(copy_tx_geometry(c, 1514));
+  c.tx_frame_count = 0;
+  EXPECT_FALSE(copy_tx_geometry(c, 1514));
+  c.tx_frame_count = kMaxRingFrames + 1;
+  EXPECT_FALSE(copy_tx_geometry(c, 64));
+}
+
+}  // namespace
+}  // namespace weir::link
