@@ -17,10 +17,10 @@
 # (default "v3 v2", `--ring-rx`, link/packet_ring.h), so the rings are
 # compared in the same minutes; each weir figure is followed by its ratio
 # to that round's Linux->Linux; likewise once per TX path in TXS (default
-# "ring", `--packet-tx`: the TPACKET_V3 ring or copy, sendmmsg). PERF=1 records `perf stat` of weir over the counted
+# "copy", `--packet-tx`: the TPACKET_V3 ring or copy, sendmmsg). PERF=1 records `perf stat` of weir over the counted
 # seconds of each weir run, PERF=record a `perf record -g` profile (its
 # top entries printed at the end). Needs root.
-# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2"), TXS ("ring")
+# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2"), TXS ("copy")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build/default}
@@ -28,7 +28,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-ring}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth

@@ -54,7 +54,10 @@ enum class RxRing : uint8_t { kV2, kV3 };
 // veth copies into pages of its own (__dev_forward_skb2 ->
 // skb_copy_ubufs) before the peer's stack sees them. kCopy: sendmmsg()
 // from a user-space slot array, one linear skb per frame (packet_snd),
-// which veth forwards as it is (link/packet_copy_tx.h).
+// which veth forwards as it is (link/packet_copy_tx.h). kCopy by default,
+// by measurement (docs/performance-log.md, "Session 18": weir->Linux over
+// veth, copy ahead in 7 of 9 alternating rounds at load <= 1.8, ~2.5 us
+// of weir's CPU per sent packet against ~3.5 with the ring).
 enum class TxMode : uint8_t { kRing, kCopy };
 
 struct PacketRingConfig {
@@ -79,7 +82,7 @@ struct PacketRingConfig {
   uint32_t tx_frame_size = 0;
   uint32_t tx_frame_count = 1024;
   // kCopy: tx_frame_count slots of max_frame bytes in user memory.
-  TxMode tx_mode = TxMode::kRing;
+  TxMode tx_mode = TxMode::kCopy;
   // PACKET_QDISC_BYPASS (packet_mmap.rst, "PACKET_QDISC_BYPASS"): frames
   // go straight to the driver's xmit, as a kernel-bypass user expects; no
   // qdisc, so no queueing (and no taps) between the ring and the device.
@@ -170,7 +173,7 @@ class PacketRing final : public FrameSink {
 
   int rx_fd_ = -1, tx_fd_ = -1;
   RxRing kind_ = RxRing::kV2;
-  TxMode tx_mode_ = TxMode::kRing;
+  TxMode tx_mode_ = TxMode::kCopy;
   CopyTx copy_;  // kCopy's slots
   std::string name_;
   uint32_t mtu_ = 1500;

@@ -91,8 +91,8 @@ http)
     want=$(echo "${RING:-v2}" | tr v V)
     grep -q "AF_PACKET TPACKET_$want rx" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $want ring"; }
     echo "ok: RX ring TPACKET_$want"
-    txname=TPACKET_V3
-    [ "${TX:-}" = copy ] && txname=copying
+    txname=copying
+    [ "${TX:-}" = ring ] && txname=TPACKET_V3
     grep -Eq "$txname tx [1-9]" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $txname TX path"; }
     echo "ok: TX $txname"
   fi ;;

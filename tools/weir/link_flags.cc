@@ -37,8 +37,8 @@ void add_ring_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
                                                         v + "'");
         s->ring.tx_mode = v == "ring" ? link::TxMode::kRing : link::TxMode::kCopy;
       },
-      "--packet: how frames are sent, ring (the TPACKET_V3 TX ring; the default) or copy (sendmmsg from "
-      "user memory: one linear skb per frame, which veth forwards without copying it again)");
+      "--packet: how frames are sent, copy (sendmmsg from user memory: one linear skb per frame, which veth "
+      "forwards without copying it again; the default) or ring (the TPACKET_V3 TX ring)");
   app.add_option("--ring-tx-frames", s->ring.tx_frame_count, "--packet: TX ring (or --packet-tx copy) slots (default 1024)")
       ->check(CLI::Range(1u, link::kMaxRingFrames));
 }
