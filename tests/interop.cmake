@@ -98,11 +98,12 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(veth_fetch 120 ${_interop}/veth.sh fetch)
   # --peer on a veth whose both ends are in weir's namespace: nc echo.
   weir_interop(veth_peer 60 ${_interop}/veth.sh peer)
-  # The same over the TPACKET_V3 receive ring (session 17: V2 is the default).
+  # The same over the TPACKET_V3 receive ring (session 17: V2 is the default)
+  # and the TPACKET_V3 transmit ring (session 18: copy is the default).
   weir_interop(veth_http_v3 120 ${_interop}/veth.sh http)
   weir_interop(veth_fetch_v3 120 ${_interop}/veth.sh fetch)
   set_tests_properties(interop_veth_http_v3 interop_veth_fetch_v3 PROPERTIES
-    ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RING=v3")
+    ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RING=v3;TX=ring")
   # weir fetch from an absent on-link host: EHOSTUNREACH after ARP/ND's 3 s
   # (session 17: ICMP errors for failed resolutions to the own stack).
   weir_interop(veth_unreach 60 ${_interop}/veth.sh unreach)

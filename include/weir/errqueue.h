@@ -85,6 +85,10 @@ struct ErrQueueEntry {
   SockExtendedErr ee;
   std::optional<Time> tstamp;
   std::vector<uint8_t> payload;
+  // SOF_TIMESTAMPING_OPT_STATS (with OPT_TSONLY): `payload` is the
+  // connection's statistics as netlink attributes (TCP_NLA_*), also handed
+  // out as an SCM_TIMESTAMPING_OPT_STATS control message.
+  bool opt_stats = false;
 };
 
 }  // namespace weir

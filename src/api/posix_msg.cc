@@ -14,6 +14,7 @@ namespace weir::posix {
 namespace {
 
 constexpr int kScmTimestamping = 37;  // SCM_TIMESTAMPING (SO_TIMESTAMPING_OLD on 64-bit)
+constexpr int kScmTimestampingOptStats = 54;  // SCM_TIMESTAMPING_OPT_STATS
 
 // struct scm_timestamping: ts[0] software, ts[1] deprecated, ts[2] hardware.
 struct ScmTimestamping {
@@ -61,6 +62,10 @@ size_t put_error_msg(const ErrQueueEntry& e, bool v6, msghdr* msg) {
     ts.ts[0].tv_sec = static_cast<time_t>(ns / 1000000000);
     ts.ts[0].tv_nsec = static_cast<long>(ns % 1000000000);
     put_cmsg(msg, used, SOL_SOCKET, kScmTimestamping, &ts, sizeof ts);
+    // __sock_recv_timestamp: right after it, "if (skb_is_err_queue(skb) &&
+    // skb->len && SKB_EXT_ERR(skb)->opt_stats)", the statistics.
+    if (e.opt_stats && !e.payload.empty())
+      put_cmsg(msg, used, SOL_SOCKET, kScmTimestampingOptStats, e.payload.data(), e.payload.size());
   }
   // The offender is zeroed for timestamp and zerocopy entries
   // (ipv4_datagram_support_cmsg / ipv6_datagram_support_cmsg).

@@ -70,7 +70,7 @@ void StackImpl::input_tcp(Time now, const wire::TcpPacket& p, uint16_t gso_size)
   // A gso_size not below the payload is no aggregate (Linux GRO sets it
   // only on merged packets).
   const uint16_t gso = gso_size < p.payload.size() ? gso_size : 0;
-  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso, p.headers, p.ip.flow_label};
+  const tcp::InSegment seg{p.tcp, p.payload, p.ip.tos, gso, p.headers, p.ip.flow_label, p.ip.ttl};
   if (const SocketId id = demux_find(t); id != kNoSocket) {
     Socket* s = find(id);
     if (s && s->conn) {

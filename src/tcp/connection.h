@@ -359,7 +359,10 @@ class Connection {
   // timestamps, zerocopy completions). Before the bytes leave sndq_.
   void errq_on_ack(Time now, Seq32 prior_una, Seq32 ack);
   void errq_purge();  // tcp_write_queue_purge
-  void queue_tstamp(Time now, uint32_t type, Seq32 key, Seq32 from, Seq32 to);
+  struct TxStamp;
+  // `una`: SND.UNA as the entry is taken (an ACK's new one).
+  void queue_tstamp(Time now, uint32_t type, const TxStamp& t, Seq32 from, Seq32 to, Seq32 una);
+  std::vector<uint8_t> tstamp_opt_stats(Time now, uint32_t type, const TxStamp& t, Seq32 una) const;
   // Inline test first: with no sink (the usual case) an event costs a load
   // and a branch, not a call that sets up a sample (several per segment).
   void trace_event(Time now, TraceEvent ev, uint64_t a = 0, uint64_t b = 0) const {
@@ -688,8 +691,10 @@ class Connection {
     bool sched = false;
     bool snd = false;
     bool ack = false;
+    Time xmit = Time::never();  // its skb's last transmission (OPT_STATS' TCP_NLA_EDT)
   };
   std::deque<TxStamp> tx_stamps_;
+  uint8_t in_ttl_ = 0;  // the segment being processed: its TTL or hop limit
   Seq32 tskey_base_;  // sk_tskey: SND.UNA (or write_seq) when OPT_ID was set
   ErrQueue errq_;
 

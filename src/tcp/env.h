@@ -108,6 +108,7 @@ struct InSegment {
   // a listener with TCP_SAVE_SYN keeps a SYN's.
   std::span<const uint8_t> headers = {};
   uint32_t flow_label = 0;  // the IPv6 header's (RFC 6437); 0 for IPv4
+  uint8_t ttl = 0;          // the IPv4 TTL or IPv6 hop limit (OPT_STATS' TCP_NLA_TTL)
   uint32_t len() const {  // SEG.LEN counts SYN and FIN (RFC 9293 §3.4)
     return static_cast<uint32_t>(payload.size()) + (h.has(wire::tcp_flag::SYN) ? 1 : 0) +
            (h.has(wire::tcp_flag::FIN) ? 1 : 0);

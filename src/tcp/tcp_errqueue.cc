@@ -15,6 +15,7 @@
 #include <cerrno>
 
 #include "tcp/connection.h"
+#include "tcp/opt_stats.h"
 
 namespace weir::tcp {
 namespace {
@@ -191,24 +192,28 @@ Errc Connection::set_timestamping(uint32_t val) {
 // skb_tx_timestamp (SCM_TSTAMP_SND, only if the device took the packet):
 // on every transmission of the skb holding a key, retransmissions included.
 void Connection::tstamp_on_xmit(Time now, Seq32 seq, Seq32 end, bool sent) {
-  for (const TxStamp& t : tx_stamps_) {
+  for (TxStamp& t : tx_stamps_) {
     if (t.key < seq) continue;
     if (end <= t.key) break;
-    if (t.sched) queue_tstamp(now, SCM_TSTAMP_SCHED, t.key, seq, end);
-    if (t.snd && sent) queue_tstamp(now, SCM_TSTAMP_SND, t.key, seq, end);
+    t.xmit = now;  // tcp_transmit_skb: skb_mstamp_ns, before the device sees it
+    if (t.sched) queue_tstamp(now, SCM_TSTAMP_SCHED, t, seq, end, snd_.una);
+    if (t.snd && sent) queue_tstamp(now, SCM_TSTAMP_SND, t, seq, end, snd_.una);
   }
 }
 
 // __skb_tstamp_tx + __skb_complete_tx_timestamp + sock_queue_err_skb.
-void Connection::queue_tstamp(Time now, uint32_t type, Seq32 key, Seq32 from, Seq32 to) {
+void Connection::queue_tstamp(Time now, uint32_t type, const TxStamp& t, Seq32 from, Seq32 to, Seq32 una) {
   if (orphan_) return;  // nobody can read it (Linux queues it on a dead socket)
   ErrQueueEntry e;
   e.ee.ee_errno = ENOMSG;
   e.ee.ee_origin = SO_EE_ORIGIN_TIMESTAMPING;
   e.ee.ee_info = type;
-  if (opts_.tsflags & sof::OPT_ID) e.ee.ee_data = key.raw() - tskey_base_.raw();
+  if (opts_.tsflags & sof::OPT_ID) e.ee.ee_data = t.key.raw() - tskey_base_.raw();
   e.tstamp = now;
-  if (!(opts_.tsflags & sof::OPT_TSONLY)) {
+  if (opts_.tsflags & sof::OPT_STATS) {  // set only with OPT_TSONLY (sock_set_timestamping)
+    e.payload = tstamp_opt_stats(now, type, t, una);
+    e.opt_stats = true;
+  } else if (!(opts_.tsflags & sof::OPT_TSONLY)) {
     // A clone of the skb: weir keeps its TCP payload (Linux's clone at the
     // device also holds the headers).
     const uint32_t off = seq_len(snd_.una, seq_max(from, snd_.una));
@@ -220,6 +225,20 @@ void Connection::queue_tstamp(Time now, uint32_t type, Seq32 key, Seq32 from, Se
   }
   if (!errq_.push(std::move(e), rcv_.rcvbuf())) env_.counters().inc(Counter::WeirErrQueueDrops);
   events_ |= conn_event::kReadiness;
+}
+
+// __skb_tstamp_tx with OPT_STATS: tcp_get_timestamping_opt_stats(sk,
+// orig_skb, ack_skb). An ACK timestamp is taken in tcp_clean_rtx_queue,
+// after tcp_ack moved snd_una (`una` is the new one) and before the ACK
+// reaches congestion control, so cwnd and delivered are the ACK's prior
+// values there as in Linux.
+std::vector<uint8_t> Connection::tstamp_opt_stats(Time now, uint32_t type, const TxStamp& t, Seq32 una) const {
+  OptStatsExtra x;
+  x.sndq_size = seq_len(una, write_seq_);
+  x.timeout_rehash = static_cast<uint16_t>(timeout_rehash_);
+  x.edt_ns = (t.xmit == Time::never() ? now : t.xmit).ns();
+  if (type == SCM_TSTAMP_ACK) x.ack_ttl = in_ttl_;
+  return opt_stats(info(now), x);
 }
 
 // tcp_clean_rtx_queue as SND.UNA moves to `ack`: tcp_ack_tstamp for a key
@@ -236,7 +255,7 @@ void Connection::errq_on_ack(Time now, Seq32 prior_una, Seq32 ack) {
       from = seq_max(i > 0 ? chunks_[i - 1].end : snd_.una, prior_una);  // tcp_trim_head'ed skb
       to = chunks_[i].end;
     }
-    queue_tstamp(now, SCM_TSTAMP_ACK, t.key, from, to);
+    queue_tstamp(now, SCM_TSTAMP_ACK, t, from, to, ack);
   }
   while (!zc_pending_.empty()) {
     const ZcNotification z = zc_pending_.front();

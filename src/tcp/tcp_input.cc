@@ -36,6 +36,7 @@ void Connection::input(Time now, const InSegment& seg) {
   }
   ++segs_in_;
   last_rcv_ = now;
+  in_ttl_ = seg.ttl;
   switch (state_) {
     case State::kClosed:
     case State::kListen: send_reset_for(now, seg); break;

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "weir/posix.h"
@@ -90,6 +91,41 @@ TEST(ErrQueueMsg, AShortControlBufferCutsTheMessageWithCtrunc) {
   posix::put_error_msg(zerocopy(0, 0), false, &none.m);
   EXPECT_EQ(none.m.msg_flags, MSG_ERRQUEUE | MSG_CTRUNC);
   EXPECT_EQ(none.m.msg_controllen, 0u);
+}
+
+// __sock_recv_timestamp: the statistics follow SCM_TIMESTAMPING as
+// SCM_TIMESTAMPING_OPT_STATS, and they are the entry's data too.
+TEST(ErrQueueMsg, OptStatsFollowTheTimestampAndAreTheData) {
+  ErrQueueEntry e;
+  e.ee.ee_origin = SO_EE_ORIGIN_TIMESTAMPING;
+  e.ee.ee_info = SCM_TSTAMP_ACK;
+  e.tstamp = Time::from_ns(5);
+  e.payload = {8, 0, 8, 0, 10, 0, 0, 0, 5, 0, 26, 0, 57, 0, 0, 0};  // SND_CWND 10, TTL 57
+  e.opt_stats = true;
+  Msg msg(64, 256);
+  EXPECT_EQ(posix::put_error_msg(e, false, &msg.m), e.payload.size());
+  EXPECT_EQ(msg.m.msg_flags, MSG_ERRQUEUE);
+  EXPECT_TRUE(std::equal(e.payload.begin(), e.payload.end(), msg.data.begin()));
+  cmsghdr* c = CMSG_FIRSTHDR(&msg.m);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->cmsg_type, 37);  // SCM_TIMESTAMPING
+  c = CMSG_NXTHDR(&msg.m, c);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->cmsg_level, SOL_SOCKET);
+  EXPECT_EQ(c->cmsg_type, 54);  // SCM_TIMESTAMPING_OPT_STATS
+  EXPECT_EQ(c->cmsg_len, CMSG_LEN(e.payload.size()));
+  EXPECT_EQ(std::memcmp(CMSG_DATA(c), e.payload.data(), e.payload.size()), 0);
+  c = CMSG_NXTHDR(&msg.m, c);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->cmsg_type, IP_RECVERR);
+  // Without SOF_TIMESTAMPING_SOFTWARE reporting there is no timestamp, and
+  // so no statistics message either ("if (!empty)"); the data stays.
+  e.tstamp.reset();
+  Msg bare(64, 256);
+  EXPECT_EQ(posix::put_error_msg(e, false, &bare.m), e.payload.size());
+  c = CMSG_FIRSTHDR(&bare.m);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->cmsg_type, IP_RECVERR);
 }
 
 }  // namespace

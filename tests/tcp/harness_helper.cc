@@ -36,6 +36,7 @@ void Harness::inject_raw(const wire::TcpHeader& h, std::span<const uint8_t> payl
   ip.dst = local;
   ip.version = remote.is_v4() ? 4 : 6;
   ip.flow_label = peer_flow_label;
+  ip.ttl = peer_ttl;
   wire::TcpHeader signed_h = h;
   if (!peer_md5_key.empty() && h.md5_key.empty()) {
     signed_h.options.md5 = std::array<uint8_t, 16>{};

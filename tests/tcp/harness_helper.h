@@ -112,6 +112,7 @@ class Harness {
   SocketId listener = kNoSocket;
   // The IPv6 flow label of the peer's segments (RFC 6437).
   uint32_t peer_flow_label = 0;
+  uint8_t peer_ttl = 64;  // the IPv4 TTL or IPv6 hop limit of the peer's segments
   // RFC 2385: when set, inject_raw signs the peer's segments with it.
   std::vector<uint8_t> peer_md5_key;
   CaptureNetif& nif() { return nif_; }
