@@ -215,12 +215,6 @@ TEST(Zerocopy, SeventeenFragmentsEndAnSkbWithPsh) {
 
 constexpr int kTsAll = static_cast<int>(sof::TX_SCHED | sof::TX_SOFTWARE | sof::TX_ACK | sof::SOFTWARE | sof::OPT_ID);
 
-ErrQueueEntry next(Harness& t, SocketId s) {
-  auto e = t.stack().recv_error(t.now(), s);
-  EXPECT_TRUE(e.has_value());
-  return e ? *e : ErrQueueEntry{};
-}
-
 TEST(Timestamping, OptIdNeedsAConnection) {
   Harness t;
   auto s = t.stack().socket();
@@ -249,7 +243,7 @@ TEST(Timestamping, SchedAndSndAtTransmitAckWhenTheKeyIsAcked) {
   const uint32_t types[] = {SCM_TSTAMP_SCHED, SCM_TSTAMP_SND, SCM_TSTAMP_ACK};
   const Time at[] = {sent, sent, acked};
   for (int i = 0; i < 3; ++i) {
-    ErrQueueEntry e = next(t, s);
+    ErrQueueEntry e = next_error(t, s);
     EXPECT_EQ(e.ee.ee_origin, SO_EE_ORIGIN_TIMESTAMPING);
     EXPECT_EQ(e.ee.ee_errno, static_cast<uint32_t>(ENOMSG));
     EXPECT_EQ(e.ee.ee_info, types[i]);
@@ -269,7 +263,7 @@ TEST(Timestamping, TsonlyAndNoSoftwareReporting) {
   auto d = bytes(100);
   t.stack().send(t.now(), s, d);
   t.expect_tx();
-  ErrQueueEntry e = next(t, s);
+  ErrQueueEntry e = next_error(t, s);
   EXPECT_EQ(e.ee.ee_info, SCM_TSTAMP_SND);
   EXPECT_TRUE(e.payload.empty());      // OPT_TSONLY
   EXPECT_FALSE(e.tstamp.has_value());  // SOF_TIMESTAMPING_SOFTWARE is off: no SCM_TIMESTAMPING
@@ -283,7 +277,7 @@ TEST(Timestamping, AQdiscDropTakesSchedButNotSnd) {
   t.nif().drop_all = true;
   auto d = bytes(100);
   t.stack().send(t.now(), s, d);
-  EXPECT_EQ(next(t, s).ee.ee_info, SCM_TSTAMP_SCHED);
+  EXPECT_EQ(next_error(t, s).ee.ee_info, SCM_TSTAMP_SCHED);
   EXPECT_EQ(t.stack().recv_error(t.now(), s).error(), Errc::kAgain);
 }
 

@@ -127,6 +127,13 @@ class Harness {
 std::string describe(const Tx& t);
 
 // An int socket option value as the bytes setsockopt takes.
+// The next entry of `s`'s error queue (fails the test if there is none).
+inline ErrQueueEntry next_error(Harness& t, SocketId s) {
+  auto e = t.stack().recv_error(t.now(), s);
+  EXPECT_TRUE(e.has_value());
+  return e ? *e : ErrQueueEntry{};
+}
+
 inline std::span<const uint8_t> int_opt(const int& v) {
   return std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v);
 }

@@ -47,12 +47,6 @@ Attrs parse(const std::vector<uint8_t>& b) {
   return a;
 }
 
-ErrQueueEntry next(Harness& t, SocketId s) {
-  auto e = t.stack().recv_error(t.now(), s);
-  EXPECT_TRUE(e.has_value());
-  return e ? *e : ErrQueueEntry{};
-}
-
 TEST(OptStats, AnAckTimestampCarriesLinuxsAttributesInLinuxsOrder) {
   Harness t;
   SocketId s = t.passive_open();
@@ -66,9 +60,9 @@ TEST(OptStats, AnAckTimestampCarriesLinuxsAttributesInLinuxsOrder) {
   const TcpInfo before = *t.stack().tcp_info(s);
   t.inject(ACK, 1, 3001);
 
-  ErrQueueEntry sched = next(t, s);
-  ErrQueueEntry snd = next(t, s);
-  ErrQueueEntry ack = next(t, s);
+  ErrQueueEntry sched = next_error(t, s);
+  ErrQueueEntry snd = next_error(t, s);
+  ErrQueueEntry ack = next_error(t, s);
   EXPECT_EQ(ack.ee.ee_info, SCM_TSTAMP_ACK);
   ASSERT_TRUE(ack.opt_stats);
   EXPECT_EQ(ack.payload.size(), 256u);  // Linux 6.18's size for an ACK timestamp
@@ -125,7 +119,7 @@ TEST(OptStats, ARetransmissionMovesTheDepartureTimeAndCountsTheRetransmit) {
   ASSERT_GE(t.stack().tcp_info(s)->tcpi_total_retrans, 1u);
   t.clear_tx();
   t.inject(ACK, 1, 101);
-  ErrQueueEntry e = next(t, s);
+  ErrQueueEntry e = next_error(t, s);
   ASSERT_TRUE(e.opt_stats);
   const Attrs a = parse(e.payload);
   EXPECT_EQ(a.value.at(tcp::nla::kEdt), static_cast<uint64_t>(last.ns()));
@@ -142,7 +136,7 @@ TEST(OptStats, WithoutTheFlagThereAreNoStatistics) {
   t.stack().send(t.now(), s, d);
   t.expect_tx();
   t.inject(ACK, 1, 101);
-  ErrQueueEntry e = next(t, s);
+  ErrQueueEntry e = next_error(t, s);
   EXPECT_FALSE(e.opt_stats);
   EXPECT_TRUE(e.payload.empty());
 }
