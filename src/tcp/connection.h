@@ -360,7 +360,6 @@ class Connection {
   void errq_on_ack(Time now, Seq32 prior_una, Seq32 ack);
   void errq_purge();  // tcp_write_queue_purge
   struct TxStamp;
-  // `una`: SND.UNA as the entry is taken (an ACK's new one).
   void queue_tstamp(Time now, uint32_t type, const TxStamp& t, Seq32 from, Seq32 to, Seq32 una);
   std::vector<uint8_t> tstamp_opt_stats(Time now, uint32_t type, const TxStamp& t, Seq32 una) const;
   // Inline test first: with no sink (the usual case) an event costs a load
@@ -688,9 +687,7 @@ class Connection {
   // with what to record; one per skb, as Linux keeps it in skb_shinfo.
   struct TxStamp {
     Seq32 key;
-    bool sched = false;
-    bool snd = false;
-    bool ack = false;
+    bool sched = false, snd = false, ack = false;
     Time xmit = Time::never();  // its skb's last transmission (OPT_STATS' TCP_NLA_EDT)
   };
   std::deque<TxStamp> tx_stamps_;

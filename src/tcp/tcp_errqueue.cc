@@ -163,7 +163,7 @@ void Connection::tstamp_after_send(size_t copied) {
     TxStamp& b = tx_stamps_.back();
     const size_t i = chunk_index(t.key);
     if (snd_.nxt <= b.key && i < chunks_.size() && chunk_index(b.key) == i) {
-      b = TxStamp{t.key, b.sched || t.sched, b.snd || t.snd, b.ack || t.ack};
+      b = TxStamp{t.key, b.sched || t.sched, b.snd || t.snd, b.ack || t.ack, b.xmit};
       return;
     }
   }
@@ -202,6 +202,7 @@ void Connection::tstamp_on_xmit(Time now, Seq32 seq, Seq32 end, bool sent) {
 }
 
 // __skb_tstamp_tx + __skb_complete_tx_timestamp + sock_queue_err_skb.
+// `una`: SND.UNA as the entry is taken (an ACK's new one).
 void Connection::queue_tstamp(Time now, uint32_t type, const TxStamp& t, Seq32 from, Seq32 to, Seq32 una) {
   if (orphan_) return;  // nobody can read it (Linux queues it on a dead socket)
   ErrQueueEntry e;
