@@ -18,8 +18,8 @@
 # compared in the same minutes; each weir figure is followed by its ratio
 # to that round's Linux->Linux; likewise once per TX path in TXS (default
 # "copy", `--packet-tx`: the TPACKET_V3 ring or copy, sendmmsg). PERF=1 records `perf stat` of weir over the counted
-# seconds of each weir run, PERF=record a `perf record -g` profile (its
-# top entries printed at the end). Needs root.
+# seconds of each weir run and of the Linux->Linux sender, PERF=record a
+# `perf record -g` profile of each (its top entries printed at the end). Needs root.
 # Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2"), TXS ("copy")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,8 +43,11 @@ rate() {
   a=$(counter "$1" "$2" "$3")
   if [ "$PERF" = record ] && [ "${4:--}" != - ]; then
     perf record -q -g -p "$4" -o "$WORK/perf-$5.data" -- sleep "$SECS" >/dev/null 2>&1
-    perf report -i "$WORK/perf-$5.data" --no-children --percent-limit 1.5 --stdio 2>/dev/null \
+    perf report -i "$WORK/perf-$5.data" --no-children --percent-limit ${PERF_LIMIT:-1.5} --stdio 2>/dev/null \
       | grep -E '^ +[0-9.]+%' >"$WORK/perf-$5.txt"
+    # where the samples fall: the kernel against weir's own code and libc
+    perf report -i "$WORK/perf-$5.data" --no-children --sort dso --stdio 2>/dev/null \
+      | grep -E '^ +[0-9.]+%' | head -4 | sed 's/^/  by object: /' >>"$WORK/perf-$5.txt"
   elif [ "$PERF" = 1 ] && [ "${4:--}" != - ]; then
     perf stat -p "$4" -o "$WORK/perf-$5.txt" -- sleep "$SECS" 2>/dev/null
   else
@@ -79,7 +82,7 @@ linux_linux() {
   local sink=$LAST_PID
   wait_for 5 ip netns exec "$V" sh -c "ss -ltn 'sport = :5201' | grep -q LISTEN"
   bg llsrc ip netns exec "$D" iperf3 -c 198.51.100.2 -C cubic -t $((WARM + SECS + 2))
-  rate_then_stop "$D" "${P}va" tx - - "$LAST_PID" "$sink"
+  rate_then_stop "$D" "${P}va" tx "$LAST_PID" "$r-linux-sender" "$LAST_PID" "$sink"
 }
 # weir_app APP PORT UNUSED DIR PYTHON: weir serves APP on its veth end, the
 # python client talks to it from Linux's end, whose DIR counter is rated.

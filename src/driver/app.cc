@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace weir::driver {
 
@@ -12,6 +13,9 @@ namespace {
 // Each service() call does at most this many recv/send rounds per socket, so
 // one busy connection cannot hold the driver away from its timers.
 constexpr int kBudget = 16;
+constexpr uint64_t kLine = 74;       // RFC 864: 72 characters + CR LF
+constexpr uint64_t kPrintable = 95;  // ' ' .. '~'
+constexpr size_t kPeriod = kLine * kPrintable;
 }  // namespace
 
 std::string ServerApp::start(Time now, Stack& st) {
@@ -129,8 +133,9 @@ class ChargenSession final : public Session {
       if (!r) break;
     }
     for (int i = 0; i < kBudget; ++i) {
-      chargen_fill(offset_, buf_);
-      auto n = st.send(now, s, buf_);
+      // The stream repeats every kPeriod bytes, so the next bytes are the
+      // buffer's from offset_ mod kPeriod: filled once, never again.
+      auto n = st.send(now, s, std::span<const uint8_t>(buf_).subspan(offset_ % kPeriod, kWrite));
       if (!n) return n.error() == Errc::kAgain;
       offset_ += *n;
     }
@@ -139,8 +144,15 @@ class ChargenSession final : public Session {
   }
 
  private:
+  // Writes of 128 KB, as iperf3's: the end of each write is a PSH, which
+  // ends a GSO super-packet (link/vnet.h), and a Linux sender's skb too.
+  static constexpr size_t kWrite = 128 * 1024;
   uint64_t offset_ = 0;
-  std::array<uint8_t, 16384> buf_{};
+  std::vector<uint8_t> buf_ = [] {
+    std::vector<uint8_t> b(kWrite + kPeriod);
+    chargen_fill(0, b);
+    return b;
+  }();
 };
 
 template <typename F>
@@ -163,13 +175,10 @@ std::unique_ptr<App> make_server(std::vector<IpAddr> a, uint16_t p, F f) {
 }  // namespace
 
 // RFC 864's lines are 72 printable characters and CR LF, line L starting
-// at character L mod 95: the stream repeats every 95 lines, so one period
-// is built once and copied (two divisions per byte made the generator,
-// not the stack, the bottleneck of a bulk send).
+// at character L mod 95: the stream repeats every 95 lines (kPeriod bytes),
+// so one period is built once and copied (two divisions per byte made the
+// generator, not the stack, the bottleneck of a bulk send).
 namespace {
-constexpr uint64_t kLine = 74;       // 72 characters + CR LF
-constexpr uint64_t kPrintable = 95;  // ' ' .. '~'
-constexpr size_t kPeriod = kLine * kPrintable;
 
 const std::array<uint8_t, kPeriod>& chargen_period() {
   static const std::array<uint8_t, kPeriod> period = [] {

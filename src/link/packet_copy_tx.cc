@@ -1,5 +1,6 @@
 #include "link/packet_copy_tx.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -17,22 +18,41 @@ bool transient(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS |
 
 }  // namespace
 
-CopyTx::CopyTx(uint32_t slots, uint32_t slot_size, SendFn send)
-    : buf_(size_t{slots} * slot_size),
+CopyTx::CopyTx(uint32_t slots, uint32_t slot_size, SendFn send, bool vnet)
+    : buf_(size_t{slots} * (slot_size + (vnet ? kVnetLen : 0))),
       iov_(slots),
       msgs_(slots < kMaxBatch ? slots : kMaxBatch),
       slots_(slots),
-      slot_size_(slot_size),
-      send_(send ? send : real_sendmmsg) {
-  for (uint32_t i = 0; i < slots; ++i) iov_[i].iov_base = buf_.data() + size_t{i} * slot_size;
+      max_msg_(vnet ? static_cast<uint32_t>(std::min<size_t>(kMaxVnetMessage, buf_.size())) : slot_size),
+      vnet_(vnet),
+      send_(send ? send : real_sendmmsg) {}
+
+// The queued bytes run from the head message's start to tail_, wrapping
+// once at most: a message that does not fit before the end goes to the
+// front if the head's start leaves room there.
+uint8_t* CopyTx::room(size_t n) {
+  if (count_ == 0) return (tail_ = 0, n <= buf_.size()) ? buf_.data() : nullptr;  // empty: from the front
+  if (count_ == slots_) return nullptr;
+  const auto head = static_cast<size_t>(static_cast<uint8_t*>(iov_[head_].iov_base) - buf_.data());
+  if (tail_ > head) {  // free: [tail_, end), then [0, head)
+    if (n <= buf_.size() - tail_) return buf_.data() + tail_;
+    return n <= head ? buf_.data() : nullptr;
+  }
+  return n <= head - tail_ ? buf_.data() + tail_ : nullptr;  // free: [tail_, head)
 }
 
-XmitResult CopyTx::put(std::span<const uint8_t> frame, PacketRingStats& st) {
-  if (frame.size() > slot_size_) return ++st.tx_oversize, XmitResult::kSent;  // lost, as on a wire
-  if (count_ == slots_) return ++st.tx_ring_full, XmitResult::kDropped;
-  const uint32_t i = (head_ + count_) % slots_;
-  std::memcpy(iov_[i].iov_base, frame.data(), frame.size());
-  iov_[i].iov_len = frame.size();
+XmitResult CopyTx::put(std::span<const uint8_t> frame, PacketRingStats& st, const VnetHdr& vh) {
+  const size_t pre = vnet_ ? kVnetLen : 0;
+  const size_t n = pre + frame.size();
+  if (n > max_msg_) return ++st.tx_oversize, XmitResult::kSent;  // lost, as on a wire
+  uint8_t* at = room(n);
+  if (!at) return ++st.tx_ring_full, XmitResult::kDropped;
+  if (vnet_) encode_vnet(vh, at);
+  std::memcpy(at + pre, frame.data(), frame.size());
+  iovec& v = iov_[(head_ + count_) % slots_];
+  v.iov_base = at;
+  v.iov_len = n;
+  tail_ = static_cast<size_t>(at - buf_.data()) + n;
   ++count_;
   ++st.tx_frames;
   st.tx_bytes += frame.size();

@@ -11,11 +11,19 @@
 // message with one copy (sock_alloc_send_pskb, memcpy_from_msg), which
 // veth forwards as it is. On veth the "zero-copy" ring copies once more.
 //
-// Bounded: `slots` frames of at most `slot_size` bytes, allocated once.
+// Bounded: at most `slots` messages and `slots` x `slot_size` bytes (plus
+// a vnet header each),
+// allocated once, kept as a ring of bytes (a message never wraps: one that
+// does not fit before the end starts again at the front).
 // A frame the kernel did not take (a partial sendmmsg, EAGAIN, ENOBUFS)
-// stays in its slot and goes first at the next flush; a frame the kernel
+// stays in its place and goes first at the next flush; a frame the kernel
 // refuses for good (any other error) is dropped and counted, as a wire
 // loses a frame.
+//
+// With `vnet` (the socket has PACKET_VNET_HDR) each message starts with a
+// struct virtio_net_hdr, and a message may be a TCP super-packet of up to
+// 64 KB for the kernel's GSO to cut into MTU-sized frames before the device
+// (link/vnet.h; packet_snd, virtio_net_hdr_to_skb, validate_xmit_skb).
 #pragma once
 
 #include <sys/socket.h>
@@ -26,6 +34,7 @@
 #include <vector>
 
 #include "link/packet_rx.h"
+#include "link/vnet.h"
 #include "weir/netif.h"
 
 namespace weir::link {
@@ -39,13 +48,22 @@ class CopyTx {
   // more than one call.
   static constexpr unsigned kMaxBatch = 1024;
 
-  CopyTx() = default;
-  CopyTx(uint32_t slots, uint32_t slot_size, SendFn send = nullptr);
+  // A vnet message: the header, an Ethernet header, 64 KB of IP.
+  static constexpr uint32_t kMaxVnetMessage = kVnetLen + 14 + 65535;
 
-  // Copies `frame` into the next free slot; kDropped when every slot holds
-  // a frame not yet sent (tx_ring_full), kSent (counted tx_oversize, lost)
-  // when it is longer than a slot.
-  XmitResult put(std::span<const uint8_t> frame, PacketRingStats& st);
+  CopyTx() = default;
+  // `vnet`: every message carries a virtio_net_hdr and may be as long as
+  // kMaxVnetMessage (if the bytes allow); else a message is one frame of at
+  // most `slot_size` bytes.
+  CopyTx(uint32_t slots, uint32_t slot_size, SendFn send = nullptr, bool vnet = false);
+
+  // Copies `frame` (with `vh` in front in vnet mode) behind the queued
+  // ones; kDropped when the messages or bytes are all taken by frames not
+  // yet sent (tx_ring_full), kSent (counted tx_oversize, lost) when it is
+  // longer than a message may be.
+  XmitResult put(std::span<const uint8_t> frame, PacketRingStats& st, const VnetHdr& vh = {});
+  // The longest frame put() takes.
+  uint32_t max_frame() const { return max_msg_ - (vnet_ ? static_cast<uint32_t>(kVnetLen) : 0); }
   // Sends the queued frames in order on `fd` (bound to the interface).
   void flush(int fd, PacketRingStats& st);
   // Frames queued and not yet taken by the kernel.
@@ -57,12 +75,16 @@ class CopyTx {
   // took none or only part of them (the rest wait for the next flush).
   bool send_batch(int fd, PacketRingStats& st);
   void pop(uint32_t n);
+  // Where `n` bytes go behind the queued messages; nullptr if they do not fit.
+  uint8_t* room(size_t n);
 
   std::vector<uint8_t> buf_;
-  std::vector<iovec> iov_;    // iov_[i] is slot i: its base fixed, its length the frame's
+  std::vector<iovec> iov_;    // the queued messages' places: iov_[head_], iov_[head_ + 1], ... (mod slots_)
   std::vector<mmsghdr> msgs_;  // one call's messages, in queue order
-  uint32_t slots_ = 0, slot_size_ = 0;
-  uint32_t head_ = 0, count_ = 0;  // the queued frames: slots head_, head_ + 1, ... (mod slots_)
+  uint32_t slots_ = 0, max_msg_ = 0;
+  uint32_t head_ = 0, count_ = 0;
+  size_t tail_ = 0;  // the byte after the last queued message
+  bool vnet_ = false;
   SendFn send_ = nullptr;
 };
 

@@ -151,7 +151,11 @@ Expected<bool, std::string> PacketRing::open_tx(unsigned ifindex, const PacketRi
 Expected<bool, std::string> PacketRing::open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg) {
   tx_fd_ = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (tx_fd_ < 0) return Unexpected(err("AF_PACKET socket"));
-  if (cfg.qdisc_bypass && set_int(tx_fd_, PACKET_QDISC_BYPASS, 1) < 0) return Unexpected(err("PACKET_QDISC_BYPASS"));
+  if (cfg.tx_gso && set_int(tx_fd_, PACKET_VNET_HDR, 1) < 0) return Unexpected(err("PACKET_VNET_HDR"));
+  // __dev_direct_xmit drops what validate_xmit_skb had to segment, so a
+  // super-packet takes the qdisc path (dev_queue_xmit).
+  if (cfg.qdisc_bypass && !cfg.tx_gso && set_int(tx_fd_, PACKET_QDISC_BYPASS, 1) < 0)
+    return Unexpected(err("PACKET_QDISC_BYPASS"));
   if (bind_to(tx_fd_, ifindex, 0) < 0) return Unexpected(err("bind to " + name_));
   // A frame's skb is charged to the send buffer until the device is done
   // with it (veth orphans it at once, __dev_forward_skb2): room for every
@@ -159,7 +163,8 @@ Expected<bool, std::string> PacketRing::open_copy_tx(unsigned ifindex, const Pac
   const int sndbuf = static_cast<int>(tx_.bytes() * 2);
   if (::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
     (void)::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-  copy_ = CopyTx(tx_.frame_count, tx_.frame_size);
+  copy_ = CopyTx(tx_.frame_count, tx_.frame_size, nullptr, cfg.tx_gso);
+  if (cfg.tx_gso) gso_.emplace(&PacketRing::gso_emit, this, ETH_HLEN, copy_.max_frame() - ETH_HLEN);
   return true;
 }
 
@@ -203,17 +208,37 @@ uint8_t* PacketRing::tx_slot(uint32_t i) const {
 // the frame's skb is freed (tpacket_destruct_skb), or marks it
 // TP_STATUS_WRONG_FORMAT if it refused the frame (we reuse it, counted).
 XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
-  return tx_mode_ == TxMode::kCopy ? copy_.put(frame, st_) : ring_send(frame);
+  if (frame.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
+  if (tx_mode_ == TxMode::kRing) return ring_send(frame);
+  return gso_ ? gso_send(frame) : copy_.put(frame, st_);
+}
+
+// The coalescer writes the frame itself (gso_emit sees its bytes) or holds
+// it for a super-packet; a held frame that later finds no room is lost, as
+// on a wire.
+XmitResult PacketRing::gso_send(std::span<const uint8_t> frame) {
+  gso_current_ = frame.data();
+  gso_result_ = XmitResult::kSent;
+  gso_->push(frame);
+  gso_current_ = nullptr;
+  return gso_result_;
+}
+
+void PacketRing::gso_emit(void* self, const VnetHdr& h, std::span<const uint8_t> frame) {
+  auto* p = static_cast<PacketRing*>(self);
+  const XmitResult r = p->copy_.put(frame, p->st_, h);
+  if (r == XmitResult::kSent && h.gso_type != 0) ++p->st_.tx_gso, p->st_.tx_gso_segs += gso_segments(h, frame.size());
+  if (frame.data() == p->gso_current_) p->gso_result_ = r;
 }
 
 void PacketRing::flush() {
   if (tx_mode_ == TxMode::kRing) return ring_flush();
+  if (gso_) gso_->flush();
   copy_.flush(tx_fd_, st_);
   tx_retry_ = copy_.pending() != 0;
 }
 
 XmitResult PacketRing::ring_send(std::span<const uint8_t> frame) {
-  if (frame.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
   uint8_t* slot = tx_slot(tx_head_);
   auto* h = reinterpret_cast<tpacket3_hdr*>(slot);
   const uint32_t status = load(h->tp_status);
@@ -266,12 +291,13 @@ std::string PacketRing::describe() const {
       "{}: AF_PACKET TPACKET_{} rx {} frames {} bytes {} ({} wake-ups; {} checksums partial or verified), "
       "{} own skipped, {} oversize, {} vlan, {} malformed, {} dropped by the kernel ({} losing, {} freezes); "
       "{} tx {} frames {} bytes in {} {} ({} failed or partial), {} refused (ring full), {} oversize, "
-      "{} wrong format, {} refused by the kernel\n",
+      "{} wrong format, {} refused by the kernel{}\n",
       name_, kind_ == RxRing::kV2 ? "V2" : "V3", s.rx_frames, s.rx_bytes, unit, s.rx_wakeups, s.rx_csum_ok,
       s.rx_outgoing, s.rx_oversize, s.rx_vlan, s.rx_malformed, s.rx_kernel_drops, s.rx_losing, s.rx_freeze,
       tx_mode_ == TxMode::kRing ? "TPACKET_V3" : "copying", s.tx_frames, s.tx_bytes, s.tx_sends,
       tx_mode_ == TxMode::kRing ? "sendto" : "sendmmsg", s.tx_send_errors, s.tx_ring_full, s.tx_oversize,
-      s.tx_wrong_format, s.tx_send_dropped);
+      s.tx_wrong_format, s.tx_send_dropped,
+      gso_ ? fmt::format("; {} super-packets holding {} frames (GSO)", s.tx_gso, s.tx_gso_segs) : "");
 }
 
 }  // namespace weir::link

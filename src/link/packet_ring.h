@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -83,6 +84,17 @@ struct PacketRingConfig {
   uint32_t tx_frame_count = 1024;
   // kCopy: tx_frame_count slots of max_frame bytes in user memory.
   TxMode tx_mode = TxMode::kCopy;
+  // kCopy: PACKET_VNET_HDR, and consecutive segments of one TCP flow go to
+  // the kernel as one super-packet (link/vnet.h) that its GSO cuts into
+  // MTU-sized frames before the device (validate_xmit_skb, as the device
+  // has TSO and GSO off). Each frame then holds its payload in page
+  // fragments of the super-packet's skb, as a Linux sender's do, so the
+  // receiving Linux TCP coalesces them in its queue (skb_try_coalesce;
+  // packet_snd's own skb for a single frame has a kmalloc'ed head, which
+  // it cannot), and their checksum is partial, so it verifies none.
+  // Needs the qdisc path: __dev_direct_xmit (PACKET_QDISC_BYPASS) drops an
+  // skb that had to be segmented.
+  bool tx_gso = true;
   // PACKET_QDISC_BYPASS (packet_mmap.rst, "PACKET_QDISC_BYPASS"): frames
   // go straight to the driver's xmit, as a kernel-bypass user expects; no
   // qdisc, so no queueing (and no taps) between the ring and the device.
@@ -163,6 +175,8 @@ class PacketRing final : public FrameSink {
   Expected<bool, std::string> open_tx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg);
   XmitResult ring_send(std::span<const uint8_t> frame);
+  XmitResult gso_send(std::span<const uint8_t> frame);
+  static void gso_emit(void* self, const VnetHdr& h, std::span<const uint8_t> frame);
   void ring_flush();
   uint8_t* block(uint32_t i) const { return rx_map_ + size_t{i} * rx_.block_size; }
   uint8_t* tx_slot(uint32_t i) const;
@@ -175,6 +189,9 @@ class PacketRing final : public FrameSink {
   RxRing kind_ = RxRing::kV2;
   TxMode tx_mode_ = TxMode::kCopy;
   CopyTx copy_;  // kCopy's slots
+  std::optional<GsoCoalescer> gso_;  // kCopy with tx_gso
+  const uint8_t* gso_current_ = nullptr;  // the frame gso_send is pushing
+  XmitResult gso_result_ = XmitResult::kSent;  // what happened to it
   std::string name_;
   uint32_t mtu_ = 1500;
   uint32_t max_frame_ = 1514;

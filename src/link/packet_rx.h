@@ -63,6 +63,8 @@ struct PacketRingStats {
   uint64_t tx_sends = 0;         // sendto() (ring) or sendmmsg() (copy) calls: one per burst
   uint64_t tx_send_errors = 0;   // of those, failed or partial (the rest go at the next flush)
   uint64_t tx_send_dropped = 0;  // copy mode: frames the kernel refused for good (not EAGAIN/ENOBUFS)
+  uint64_t tx_gso = 0;           // copy mode with GSO: super-packets queued (each counted once in tx_frames)
+  uint64_t tx_gso_segs = 0;      // the engine's frames inside them
 };
 
 // Counts `f` in `st`; true if it goes on to the driver.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "weir/expected.h"
+#include "link/vnet.h"
 #include "weir/netif.h"
 
 namespace weir::link {
@@ -41,49 +42,6 @@ struct TunStats {
   uint64_t rx_csum_valid = 0;  // checksums handed on as valid (NEEDS_CSUM or DATA_VALID)
   uint64_t tx_gso = 0;        // super-packets written
   uint64_t tx_gso_segs = 0;   // engine segments inside them
-};
-
-// The virtio-net header's fields as TUN uses them (little-endian on x86,
-// the legacy layout: 10 bytes).
-struct VnetHdr {
-  uint8_t flags = 0;     // VIRTIO_NET_HDR_F_NEEDS_CSUM = 1, F_DATA_VALID = 2
-  uint8_t gso_type = 0;  // NONE = 0, TCPV4 = 1, TCPV6 = 4
-  uint16_t hdr_len = 0;  // IP + TCP header bytes
-  uint16_t gso_size = 0;  // payload bytes per segment
-  uint16_t csum_start = 0;  // checksum the bytes from here to the end...
-  uint16_t csum_offset = 0;  // ...and store it this far past csum_start
-};
-
-// Completes a partial checksum the way a NIC would: sums from csum_start to
-// the end (the field already holds the pseudo-header sum) and stores it.
-// False if the offsets do not fit the packet.
-bool complete_checksum(std::span<uint8_t> pkt, const VnetHdr& h);
-
-// How many segments the kernel's GSO cuts a `len`-byte packet with header
-// `h` into (1 for a plain packet).
-size_t gso_segments(const VnetHdr& h, size_t len);
-
-// Merges consecutive TCP segments of one flow into super-packets. Pure (no
-// fd): `push` each engine packet in order, `flush` at the end of a burst;
-// `out` gets every packet to write with its vnet header, in order.
-class GsoCoalescer {
- public:
-  using Sink = void (*)(void* ctx, const VnetHdr& h, std::span<const uint8_t> pkt);
-  GsoCoalescer(Sink out, void* ctx) : out_(out), ctx_(ctx) { buf_.reserve(kMax); }
-  void push(std::span<const uint8_t> pkt);
-  void flush();
-  static constexpr size_t kMax = 65535;  // IPv4 total length / IPv6 payload length limit
-
- private:
-  bool mergeable(std::span<const uint8_t> pkt) const;
-  Sink out_;
-  void* ctx_;
-  std::vector<uint8_t> buf_;  // the pending packet: first segment's headers, all payloads
-  size_t hdr_len_ = 0;        // IP + TCP header bytes of the pending packet
-  size_t seg_size_ = 0;       // payload bytes of its first segment (gso_size)
-  size_t segs_ = 0;
-  bool short_tail_ = false;   // a segment shorter than gso_size ended it
-  uint32_t next_seq_ = 0;     // SEQ the next mergeable segment must carry
 };
 
 // What a failed TUN write means to the engine (Netif::try_transmit). The
@@ -150,7 +108,6 @@ class TunDevice {
 
   // The framing and accounting of xmit_vnet and read_one, for a path that
   // does its own I/O on fd() (TunUring), so both count alike.
-  static constexpr size_t kVnetLen = 10;  // struct virtio_net_hdr (TUNSETVNETHDRSZ default)
   size_t header_len() const { return vnet_ ? kVnetLen : 0; }
   // False (counted as tx_oversize) for a packet xmit_vnet would not write.
   bool tx_fits(const VnetHdr& h, size_t len);

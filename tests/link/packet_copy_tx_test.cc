@@ -61,6 +61,7 @@ class CopyTxTest : public ::testing::Test {
   void put(CopyTx& tx, uint32_t from, uint32_t to) {
     for (uint32_t i = from; i < to; ++i) ASSERT_EQ(tx.put(frame(i), st), XmitResult::kSent) << i;
   }
+  void put_long(CopyTx& tx, uint32_t i) { ASSERT_EQ(tx.put(frame(i, 40000), st), XmitResult::kSent) << i; }
   // The wire holds frames [0, n) in order, intact, each once.
   void expect_wire(uint32_t n) {
     ASSERT_EQ(k.wire.size(), n);
@@ -149,6 +150,50 @@ TEST_F(CopyTxTest, FullSlotsRefuseAndOversizeFramesAreLost) {
   tx.flush(3, st);
   expect_wire(4);
   EXPECT_EQ(tx.put(frame(4), st), XmitResult::kSent);  // the slots came back
+}
+
+// With PACKET_VNET_HDR every message is the virtio_net_hdr and the frame,
+// and a message may be a super-packet far longer than a slot.
+std::vector<uint8_t> with_vnet(const VnetHdr& h, const std::vector<uint8_t>& f) {
+  std::vector<uint8_t> m(kVnetLen);
+  encode_vnet(h, m.data());
+  m.insert(m.end(), f.begin(), f.end());
+  return m;
+}
+
+TEST_F(CopyTxTest, VnetMessagesCarryTheHeaderAndMayBeSuperPackets) {
+  CopyTx tx(64, 1514, fake_sendmmsg, true);
+  EXPECT_EQ(tx.max_frame(), 14u + 65535u);
+  const VnetHdr gso{1, 1, 66, 1448, 34, 16};
+  ASSERT_EQ(tx.put(frame(0), st), XmitResult::kSent);
+  ASSERT_EQ(tx.put(frame(1, 40000), st, gso), XmitResult::kSent);
+  EXPECT_EQ(tx.put(frame(2, 14 + 65536), st, gso), XmitResult::kSent);  // longer than 64 KB of IP: lost
+  EXPECT_EQ(st.tx_oversize, 1u);
+  tx.flush(3, st);
+  ASSERT_EQ(k.wire.size(), 2u);
+  EXPECT_EQ(k.wire[0], with_vnet(VnetHdr{}, frame(0)));
+  EXPECT_EQ(k.wire[1], with_vnet(gso, frame(1, 40000)));
+  EXPECT_EQ(st.tx_bytes, 40100u) << "frame bytes, not the headers";
+}
+
+// The bytes bound long messages: 64 slots of 1514 bytes (+ a header each)
+// hold two 40 KB messages but not three; a message that does not fit
+// before the end starts at the front once the kernel took the one there.
+TEST_F(CopyTxTest, VnetBytesBoundLongMessagesAndWrapWhole) {
+  CopyTx tx(64, 1514, fake_sendmmsg, true);
+  put_long(tx, 0), put_long(tx, 1);
+  EXPECT_EQ(tx.put(frame(2, 40000), st), XmitResult::kDropped) << "2 of 64 messages, but the bytes are taken";
+  EXPECT_EQ(st.tx_ring_full, 1u);
+  k.script = {{1, 0}};
+  tx.flush(3, st);  // the kernel takes only the first
+  ASSERT_EQ(tx.pending(), 1u);
+  put_long(tx, 2);  // not before the end: at the front, where the first was
+  EXPECT_EQ(tx.put(frame(3, 100), st), XmitResult::kDropped) << "the front is full up to the second";
+  tx.flush(3, st);
+  ASSERT_EQ(k.wire.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(k.wire[i], with_vnet(VnetHdr{}, frame(i, 40000))) << i;
+  EXPECT_EQ(tx.pending(), 0u);
+  put_long(tx, 4);  // empty again: everything is free
 }
 
 TEST(CopyTxGeometry, SlotsAreBounded) {

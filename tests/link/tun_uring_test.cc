@@ -178,7 +178,7 @@ TEST(TunUringTx, VnetSuperPacketIsOneWriteCountedAtCompletion) {
   const auto got = p.received();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0][1], 1) << "VIRTIO_NET_HDR_GSO_TCPV4";
-  EXPECT_EQ(got[0].size(), TunDevice::kVnetLen + segment(1000, 3000).size());
+  EXPECT_EQ(got[0].size(), kVnetLen + segment(1000, 3000).size());
   EXPECT_EQ(p.dev.stats().tx_gso, 1u);
   EXPECT_EQ(p.dev.stats().tx_gso_segs, 3u);
   EXPECT_EQ(p.dev.stats().tx_packets, 1u);

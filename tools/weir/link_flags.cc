@@ -63,8 +63,9 @@ void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
   app.add_flag("--no-qdisc-bypass", [s](int64_t n) { s->ring.qdisc_bypass = n == 0; },
                "--packet: frames go through the interface's qdisc (PACKET_QDISC_BYPASS off)");
   app.add_option("--sysctl", s->sysctls, "stack setting, e.g. net.ipv4.tcp_sack=0 (repeatable)");
-  app.add_flag("--no-offload", [s](int64_t n) { s->offload = n == 0; },
-               "plain TUN: no IFF_VNET_HDR, no TSO super-packets");
+  app.add_flag("--no-offload", [s](int64_t n) { s->offload = s->ring.tx_gso = n == 0; },
+               "plain TUN: no IFF_VNET_HDR, no TSO super-packets; --packet (copy TX): no PACKET_VNET_HDR, no "
+               "GSO super-packets, one frame per message");
   app.add_flag("--io-uring", s->io_uring,
                "TUN reads and writes through an io_uring: one system call per burst, not per packet");
 }
