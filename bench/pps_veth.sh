@@ -17,8 +17,11 @@
 # (default "v3 v2", `--ring-rx`, link/packet_ring.h), so the rings are
 # compared in the same minutes; each weir figure is followed by its ratio
 # to that round's Linux->Linux; likewise once per TX path in TXS (default
-# "copy", `--packet-tx`: the TPACKET_V3 ring or copy, sendmmsg). PERF=1 records `perf stat` of weir over the counted
-# seconds of each weir run and of the Linux->Linux sender, PERF=record a
+# "copy", `--packet-tx`: the TPACKET_V3 ring or copy, sendmmsg, with GSO
+# super-packets; copy-plain: copy with --no-offload, one frame per message). PERF=1 records `perf stat` of weir over the counted
+# seconds of each weir run and of the Linux->Linux sender (and a row of
+# packets per CPU-second of the sending process, iperf3's or weir's, with
+# weir's ratio to Linux's), PERF=record a
 # `perf record -g` profile of each (its top entries printed at the end). Needs root.
 # Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2"), TXS ("copy")
 set -u
@@ -54,8 +57,15 @@ rate() {
     sleep "$SECS"
   fi
   b=$(counter "$1" "$2" "$3")
+  # With PERF=1: the packets per CPU-second of the process, which a shared
+  # machine's load moves far less than packets per second.
+  if [ "$PERF" = 1 ] && [ -f "$WORK/perf-$5.txt" ]; then
+    awk -v n=$((b - a)) '/task-clock/ { gsub(",", "", $1); if ($1 > 0) printf "%d\n", n / ($1 / 1000) }' \
+      "$WORK/perf-$5.txt" >"$WORK/cpu-$5"
+  fi
   echo $(((b - a) / SECS))
 }
+per_cpu() { cat "$WORK/cpu-$1" 2>/dev/null || echo 0; }
 stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 rate_then_stop() {  # NS DEV DIR PERF_PID PERF_TAG PID...
   local ns=$1 dev=$2 dir=$3 pp=$4 tag=$5 p; shift 5
@@ -87,7 +97,9 @@ linux_linux() {
 # weir_app APP PORT UNUSED DIR PYTHON: weir serves APP on its veth end, the
 # python client talks to it from Linux's end, whose DIR counter is rated.
 weir_app() {
-  bg "w$1-$ring-$tx" "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" --packet-tx "$tx" --addr 198.18.0.1/24 --app "$1" \
+  local txargs=(--packet-tx "${tx%-plain}")
+  [ "$tx" = "${tx%-plain}" ] || txargs+=(--no-offload)
+  bg "w$1-$ring-$tx" "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" "${txargs[@]}" --addr 198.18.0.1/24 --app "$1" \
     --no-control "${XARGS[@]}"
   local srv=$LAST_PID
   wait_for 10 ip netns exec "$D" nc -z -w 1 198.18.0.1 "$2"
@@ -118,6 +130,13 @@ for r in $(seq "$ROUNDS"); do
     row+=" $wl ($(ratio "$wl" "$ll")) | $lw ($(ratio "$lw" "$ll")) |"
   done; done
   echo "$row"
+  if [ "$PERF" = 1 ]; then
+    lc=$(per_cpu "$r-linux-sender") row="| $r, per CPU-second of the sender | $lc |"
+    for ring in $RINGS; do for tx in $TXS; do
+      wc=$(per_cpu "$r-$ring-$tx-chargen") row+=" $wc ($(ratio "$wc" "$lc")) | |"
+    done; done
+    echo "$row"
+  fi
 done
 echo
 echo "packets/s of 1500-byte packets over ${SECS} s after ${WARM} s; load average $LOAD0 at the start," \

@@ -10,6 +10,7 @@
 # the CI asan preset's build type). On CI's otherwise idle machine less.
 add_executable(test_driver ${CMAKE_CURRENT_SOURCE_DIR}/interop/driver_unit.cc ${CMAKE_CURRENT_SOURCE_DIR}/interop/tun_unit.cc)
 target_link_libraries(test_driver PRIVATE weir GTest::gtest GTest::gtest_main)
+target_include_directories(test_driver PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})  # tests/link/gso_recorder.h
 gtest_discover_tests(test_driver DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 PROPERTIES LABELS driver)
 
 option(WEIR_INTEROP_TESTS "Register the interop tests (need root and /dev/net/tun)" ON)

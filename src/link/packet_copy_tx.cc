@@ -41,22 +41,43 @@ uint8_t* CopyTx::room(size_t n) {
   return n <= head - tail_ ? buf_.data() + tail_ : nullptr;  // free: [tail_, head)
 }
 
-XmitResult CopyTx::put(std::span<const uint8_t> frame, PacketRingStats& st, const VnetHdr& vh) {
+XmitResult CopyTx::put(std::span<const uint8_t> head, std::span<const uint8_t> rest, PacketRingStats& st,
+                       const VnetHdr& vh) {
   const size_t pre = vnet_ ? kVnetLen : 0;
-  const size_t n = pre + frame.size();
-  if (n > max_msg_) return ++st.tx_oversize, XmitResult::kSent;  // lost, as on a wire
-  uint8_t* at = room(n);
+  const size_t len = head.size() + rest.size();
+  if (pre + len > max_msg_) return ++st.tx_oversize, XmitResult::kSent;  // lost, as on a wire
+  uint8_t* at = room(pre + len);
   if (!at) return ++st.tx_ring_full, XmitResult::kDropped;
   if (vnet_) encode_vnet(vh, at);
-  std::memcpy(at + pre, frame.data(), frame.size());
+  std::memcpy(at + pre, head.data(), head.size());
+  std::memcpy(at + pre + head.size(), rest.data(), rest.size());
+  queue(at, pre + len);
+  ++st.tx_frames;
+  st.tx_bytes += len;
+  return XmitResult::kSent;
+}
+
+uint8_t* CopyTx::open(size_t max) {
+  if (!vnet_ || open_) return nullptr;
+  open_ = room(std::min<size_t>(kVnetLen + max, max_msg_));
+  return open_ ? open_ + kVnetLen : nullptr;
+}
+
+void CopyTx::close(const VnetHdr& vh, size_t len, PacketRingStats& st) {
+  if (!open_) return;
+  encode_vnet(vh, open_);
+  queue(open_, kVnetLen + len);
+  open_ = nullptr;
+  ++st.tx_frames;
+  st.tx_bytes += len;
+}
+
+void CopyTx::queue(uint8_t* at, size_t n) {
   iovec& v = iov_[(head_ + count_) % slots_];
   v.iov_base = at;
   v.iov_len = n;
   tail_ = static_cast<size_t>(at - buf_.data()) + n;
   ++count_;
-  ++st.tx_frames;
-  st.tx_bytes += frame.size();
-  return XmitResult::kSent;
 }
 
 void CopyTx::pop(uint32_t n) {

@@ -61,7 +61,18 @@ class CopyTx {
   // ones; kDropped when the messages or bytes are all taken by frames not
   // yet sent (tx_ring_full), kSent (counted tx_oversize, lost) when it is
   // longer than a message may be.
-  XmitResult put(std::span<const uint8_t> frame, PacketRingStats& st, const VnetHdr& vh = {});
+  XmitResult put(std::span<const uint8_t> frame, PacketRingStats& st, const VnetHdr& vh = {}) {
+    return put({}, frame, st, vh);
+  }
+  // The same for a frame in two pieces (link header, then the rest).
+  XmitResult put(std::span<const uint8_t> head, std::span<const uint8_t> rest, PacketRingStats& st,
+                 const VnetHdr& vh = {});
+  // Vnet mode: lends room behind the queued messages for one of up to
+  // `max` frame bytes, to be written in place (a GSO run being built), or
+  // nullptr when there is none. close() queues it as `len` bytes with `vh`.
+  // Nothing else may be put while a message is open.
+  uint8_t* open(size_t max);
+  void close(const VnetHdr& vh, size_t len, PacketRingStats& st);
   // The longest frame put() takes.
   uint32_t max_frame() const { return max_msg_ - (vnet_ ? static_cast<uint32_t>(kVnetLen) : 0); }
   // Sends the queued frames in order on `fd` (bound to the interface).
@@ -77,6 +88,7 @@ class CopyTx {
   void pop(uint32_t n);
   // Where `n` bytes go behind the queued messages; nullptr if they do not fit.
   uint8_t* room(size_t n);
+  void queue(uint8_t* at, size_t n);
 
   std::vector<uint8_t> buf_;
   std::vector<iovec> iov_;    // the queued messages' places: iov_[head_], iov_[head_ + 1], ... (mod slots_)
@@ -84,6 +96,7 @@ class CopyTx {
   uint32_t slots_ = 0, max_msg_ = 0;
   uint32_t head_ = 0, count_ = 0;
   size_t tail_ = 0;  // the byte after the last queued message
+  uint8_t* open_ = nullptr;  // the open message's vnet header
   bool vnet_ = false;
   SendFn send_ = nullptr;
 };

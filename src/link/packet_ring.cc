@@ -164,7 +164,7 @@ Expected<bool, std::string> PacketRing::open_copy_tx(unsigned ifindex, const Pac
   if (::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
     (void)::setsockopt(tx_fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
   copy_ = CopyTx(tx_.frame_count, tx_.frame_size, nullptr, cfg.tx_gso);
-  if (cfg.tx_gso) gso_.emplace(&PacketRing::gso_emit, this, ETH_HLEN, copy_.max_frame() - ETH_HLEN);
+  if (cfg.tx_gso) gso_.emplace(gso_out_, ETH_HLEN, copy_.max_frame() - ETH_HLEN);
   return true;
 }
 
@@ -210,25 +210,12 @@ uint8_t* PacketRing::tx_slot(uint32_t i) const {
 XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
   if (frame.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
   if (tx_mode_ == TxMode::kRing) return ring_send(frame);
-  return gso_ ? gso_send(frame) : copy_.put(frame, st_);
+  return gso_ ? gso_->push(frame) : copy_.put(frame, st_);
 }
 
-// The coalescer writes the frame itself (gso_emit sees its bytes) or holds
-// it for a super-packet; a held frame that later finds no room is lost, as
-// on a wire.
-XmitResult PacketRing::gso_send(std::span<const uint8_t> frame) {
-  gso_current_ = frame.data();
-  gso_result_ = XmitResult::kSent;
-  gso_->push(frame);
-  gso_current_ = nullptr;
-  return gso_result_;
-}
-
-void PacketRing::gso_emit(void* self, const VnetHdr& h, std::span<const uint8_t> frame) {
-  auto* p = static_cast<PacketRing*>(self);
-  const XmitResult r = p->copy_.put(frame, p->st_, h);
-  if (r == XmitResult::kSent && h.gso_type != 0) ++p->st_.tx_gso, p->st_.tx_gso_segs += gso_segments(h, frame.size());
-  if (frame.data() == p->gso_current_) p->gso_result_ = r;
+void PacketRing::GsoOut::close(const VnetHdr& h, size_t len) {
+  ring.copy_.close(h, len, ring.st_);
+  if (h.gso_type != 0) ++ring.st_.tx_gso, ring.st_.tx_gso_segs += gso_segments(h, len);
 }
 
 void PacketRing::flush() {

@@ -175,8 +175,16 @@ class PacketRing final : public FrameSink {
   Expected<bool, std::string> open_tx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg);
   XmitResult ring_send(std::span<const uint8_t> frame);
-  XmitResult gso_send(std::span<const uint8_t> frame);
-  static void gso_emit(void* self, const VnetHdr& h, std::span<const uint8_t> frame);
+  // The coalescer's runs are built in the copy path's own bytes.
+  struct GsoOut final : GsoCoalescer::Output {
+    explicit GsoOut(PacketRing& r) : ring(r) {}
+    uint8_t* open(size_t max) override { return ring.copy_.open(max); }
+    void close(const VnetHdr& h, size_t len) override;
+    XmitResult pass(std::span<const uint8_t> l2, std::span<const uint8_t> pkt) override {
+      return ring.copy_.put(l2, pkt, ring.st_);
+    }
+    PacketRing& ring;
+  };
   void ring_flush();
   uint8_t* block(uint32_t i) const { return rx_map_ + size_t{i} * rx_.block_size; }
   uint8_t* tx_slot(uint32_t i) const;
@@ -189,9 +197,8 @@ class PacketRing final : public FrameSink {
   RxRing kind_ = RxRing::kV2;
   TxMode tx_mode_ = TxMode::kCopy;
   CopyTx copy_;  // kCopy's slots
+  GsoOut gso_out_{*this};
   std::optional<GsoCoalescer> gso_;  // kCopy with tx_gso
-  const uint8_t* gso_current_ = nullptr;  // the frame gso_send is pushing
-  XmitResult gso_result_ = XmitResult::kSent;  // what happened to it
   std::string name_;
   uint32_t mtu_ = 1500;
   uint32_t max_frame_ = 1514;

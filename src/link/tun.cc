@@ -182,15 +182,8 @@ size_t TunBatch::read(TunDevice& dev) {
 }
 
 XmitResult TunNetif::try_transmit(std::span<const uint8_t> ip_packet) {
-  if (!dev_.vnet())
-    return xmit(VnetHdr{}, ip_packet) == TunDevice::Xmit::kRefused ? XmitResult::kDropped : XmitResult::kSent;
-  // The coalescer writes this packet itself (emit() sees its bytes) or
-  // holds it for a super-packet.
-  current_ = ip_packet.data();
-  current_result_ = XmitResult::kSent;
-  gso_.push(ip_packet);
-  current_ = nullptr;
-  return current_result_;
+  if (!dev_.vnet()) return pass({}, ip_packet);
+  return gso_.push({}, ip_packet);
 }
 
 TunDevice::Xmit TunNetif::xmit(const VnetHdr& h, std::span<const uint8_t> pkt) {
@@ -202,13 +195,19 @@ void TunNetif::flush() {
   if (ring_) ring_->flush();
 }
 
-void TunNetif::emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt) {
-  auto* n = static_cast<TunNetif*>(self);
-  const TunDevice::Xmit r = n->xmit(h, pkt);
+uint8_t* TunNetif::open(size_t max) {
+  if (run_.size() < max) run_.resize(max);
+  return run_.data();
+}
+
+void TunNetif::close(const VnetHdr& h, size_t len) {
+  const TunDevice::Xmit r = xmit(h, std::span<const uint8_t>(run_).first(len));
   // The ring counts a super-packet when its write completes.
-  if (r == TunDevice::Xmit::kSent && h.gso_type != 0 && !n->ring_)
-    n->dev_.count_gso_tx(gso_segments(h, pkt.size()));
-  if (pkt.data() == n->current_ && r == TunDevice::Xmit::kRefused) n->current_result_ = XmitResult::kDropped;
+  if (r == TunDevice::Xmit::kSent && h.gso_type != 0 && !ring_) dev_.count_gso_tx(gso_segments(h, len));
+}
+
+XmitResult TunNetif::pass(std::span<const uint8_t>, std::span<const uint8_t> pkt) {
+  return xmit(VnetHdr{}, pkt) == TunDevice::Xmit::kRefused ? XmitResult::kDropped : XmitResult::kSent;
 }
 
 }  // namespace weir::link

@@ -160,9 +160,11 @@ class TunBatch {
 // instead of written at once, and flush() submits the burst in one system
 // call; a packet the ring has no room for is refused as a full device queue
 // would be (kDropped).
-class TunNetif final : public Netif {
+class TunNetif final : public Netif, private GsoCoalescer::Output {
  public:
-  explicit TunNetif(TunDevice& dev, TunUring* ring = nullptr) : dev_(dev), ring_(ring), gso_(&TunNetif::emit, this) {}
+  explicit TunNetif(TunDevice& dev, TunUring* ring = nullptr) : dev_(dev), ring_(ring), gso_(*this) {}
+  TunNetif(const TunNetif&) = delete;  // the coalescer holds on to this
+  TunNetif& operator=(const TunNetif&) = delete;
   void transmit(std::span<const uint8_t> ip_packet) override { (void)try_transmit(ip_packet); }
   // kDropped when the device refused this packet for want of room (see
   // tun_write_verdict). On a vnet device a segment the coalescer holds for
@@ -180,13 +182,15 @@ class TunNetif final : public Netif {
   void flush();
 
  private:
-  static void emit(void* self, const VnetHdr& h, std::span<const uint8_t> pkt);
+  // GsoCoalescer::Output: runs are built in run_, then written.
+  uint8_t* open(size_t max) override;
+  void close(const VnetHdr& h, size_t len) override;
+  XmitResult pass(std::span<const uint8_t> l2, std::span<const uint8_t> pkt) override;
   TunDevice::Xmit xmit(const VnetHdr& h, std::span<const uint8_t> pkt);
   TunDevice& dev_;
   TunUring* ring_;
+  std::vector<uint8_t> run_;
   GsoCoalescer gso_;
-  const uint8_t* current_ = nullptr;  // the packet try_transmit is handing over
-  XmitResult current_result_ = XmitResult::kSent;
 };
 
 }  // namespace weir::link

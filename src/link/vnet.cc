@@ -33,13 +33,11 @@ TcpLayout tcp_layout(std::span<const uint8_t> p) {
   return l;
 }
 
-// The IP datagram inside `frame` past `l2` bytes, cut to the length its
-// header states: an Ethernet frame shorter than 60 bytes carries padding
-// (IEEE 802.3 minimum), which is not payload. Empty if the header claims
-// more than the frame holds.
-std::span<const uint8_t> ip_datagram(std::span<const uint8_t> frame, size_t l2) {
-  if (frame.size() < l2 + 40) return {};
-  const std::span<const uint8_t> p = frame.subspan(l2);
+// The IP datagram cut to the length its header states: an Ethernet frame
+// shorter than 60 bytes carries padding (IEEE 802.3 minimum), which is not
+// payload. Empty if the header claims more than there is.
+std::span<const uint8_t> ip_datagram(std::span<const uint8_t> p) {
+  if (p.size() < 40) return {};
   size_t len = p.size();
   if ((p[0] >> 4) == 4) len = get16(p.data() + 2);
   else if ((p[0] >> 4) == 6) len = 40 + size_t{get16(p.data() + 4)};
@@ -64,15 +62,14 @@ void encode_vnet(const VnetHdr& h, uint8_t* b) {
 // kernel's segmentation (tcp_gso_segment) copies the header to each piece,
 // advances SEQ, and keeps PSH only on the last piece, so only the run's
 // last segment may carry PSH.
-bool GsoCoalescer::mergeable(std::span<const uint8_t> frame) const {
-  const std::span<const uint8_t> p = ip_datagram(frame, l2_);
+bool GsoCoalescer::mergeable(std::span<const uint8_t> l2, std::span<const uint8_t> p) const {
   if (segs_ == 0 || short_tail_ || p.size() <= hdr_len_) return false;
-  if (l2_ != 0 && std::memcmp(buf_.data(), frame.data(), l2_) != 0) return false;
+  if (l2.size() != l2_ || std::memcmp(buf_, l2.data(), l2_) != 0) return false;
   const TcpLayout l = tcp_layout(p);
   if (l.hdr != hdr_len_ || (p[l.ip + 13] & ~kPsh) != kAck) return false;
   const size_t len = p.size() - l.hdr;
-  if (len > seg_size_ || buf_.size() - l2_ + len > max_ || get32(p.data() + l.ip + 4) != next_seq_) return false;
-  const uint8_t* a = buf_.data() + l2_;
+  if (len > seg_size_ || len_ - l2_ + len > max_ || get32(p.data() + l.ip + 4) != next_seq_) return false;
+  const uint8_t* a = buf_ + l2_;
   const uint8_t* b = p.data();
   if (l.ip == 20) {  // IPv4: all but total length, ID and header checksum
     if (a[1] != b[1] || get16(a + 6) != get16(b + 6) || a[8] != b[8] || std::memcmp(a + 12, b + 12, 8) != 0)
@@ -88,42 +85,46 @@ bool GsoCoalescer::mergeable(std::span<const uint8_t> frame) const {
          std::memcmp(ta + 18, tb + 18, l.hdr - l.ip - 18) == 0;
 }
 
-void GsoCoalescer::push(std::span<const uint8_t> frame) {
-  if (mergeable(frame)) {
-    const std::span<const uint8_t> p = ip_datagram(frame, l2_);
+XmitResult GsoCoalescer::push(std::span<const uint8_t> l2, std::span<const uint8_t> pkt) {
+  const std::span<const uint8_t> p = ip_datagram(pkt);
+  if (mergeable(l2, p)) {
     const size_t ip = p[0] == 0x45 ? 20 : 40;
     const size_t len = p.size() - hdr_len_;
-    buf_.insert(buf_.end(), p.begin() + static_cast<std::ptrdiff_t>(hdr_len_), p.end());
+    std::memcpy(buf_ + len_, p.data() + hdr_len_, len);
+    len_ += len;
     ++segs_;
     next_seq_ += static_cast<uint32_t>(len);
     if (p[ip + 13] & kPsh) buf_[l2_ + ip + 13] |= kPsh, short_tail_ = true;
     if (len < seg_size_) short_tail_ = true;
-    return;
+    return XmitResult::kSent;
   }
   flush();
-  const std::span<const uint8_t> p = ip_datagram(frame, l2_);
   const TcpLayout l = tcp_layout(p);
-  if (l.hdr == 0 || p.size() == l.hdr || (p[l.ip + 13] & ~kPsh) != kAck || p.size() > max_) {
-    out_(ctx_, VnetHdr{}, frame);  // not a candidate (control segment, pure ACK, not TCP)
-    return;
-  }
-  buf_.assign(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(l2_ + p.size()));
+  if (l2.size() != l2_ || l.hdr == 0 || p.size() == l.hdr || (p[l.ip + 13] & ~kPsh) != kAck || p.size() > max_)
+    return out_.pass(l2, pkt);  // not a candidate (control segment, pure ACK, not TCP)
+  buf_ = out_.open(l2_ + max_);
+  if (!buf_) return out_.pass(l2, pkt);  // no room for a run: alone, if at all
+  std::memcpy(buf_, l2.data(), l2_);
+  std::memcpy(buf_ + l2_, p.data(), p.size());
+  len_ = l2_ + p.size();
   hdr_len_ = l.hdr;
   seg_size_ = p.size() - l.hdr;
   segs_ = 1;
   short_tail_ = (p[l.ip + 13] & kPsh) != 0;
   next_seq_ = get32(p.data() + l.ip + 4) + static_cast<uint32_t>(seg_size_);
+  return XmitResult::kSent;
 }
 
-// Writes the pending packet: as it came if it is one segment; else with the
-// lengths fixed, the TCP checksum left partial (the pseudo-header sum in the
-// field, NEEDS_CSUM) and gso_size = the first segment's payload.
+// Hands over the pending run: as it came if it is one segment; else with
+// the lengths fixed, the TCP checksum left partial (the pseudo-header sum
+// in the field, NEEDS_CSUM) and gso_size = the first segment's payload.
 void GsoCoalescer::flush() {
   if (segs_ == 0) return;
+  VnetHdr h;
   if (segs_ > 1) {
-    uint8_t* b = buf_.data() + l2_;
+    uint8_t* b = buf_ + l2_;
     const size_t ip = b[0] == 0x45 ? 20 : 40;
-    const size_t ip_len = buf_.size() - l2_;
+    const size_t ip_len = len_ - l2_;
     const auto tcp_len = static_cast<uint32_t>(ip_len - ip);
     uint32_t sum;
     if (ip == 20) {
@@ -138,20 +139,17 @@ void GsoCoalescer::flush() {
     // RFC 9293 §3.1 pseudo-header: addresses, protocol, TCP length; stored
     // folded but not inverted, as CHECKSUM_PARTIAL expects.
     put16(b + ip + 16, static_cast<uint16_t>(~wire::csum_fold(sum + 6 + tcp_len)));
-    VnetHdr h;
     h.flags = 1;  // VIRTIO_NET_HDR_F_NEEDS_CSUM
     h.gso_type = ip == 20 ? 1 : 4;  // VIRTIO_NET_HDR_GSO_TCPV4 / TCPV6
     h.hdr_len = static_cast<uint16_t>(l2_ + hdr_len_);
     h.gso_size = static_cast<uint16_t>(seg_size_);
     h.csum_start = static_cast<uint16_t>(l2_ + ip);
     h.csum_offset = 16;
-    out_(ctx_, h, buf_);
-  } else {
-    out_(ctx_, VnetHdr{}, buf_);
   }
   segs_ = 0;
   short_tail_ = false;
-  buf_.clear();
+  buf_ = nullptr;
+  out_.close(h, len_);
 }
 
 bool complete_checksum(std::span<uint8_t> pkt, const VnetHdr& h) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "link/gso_recorder.h"
 #include "link/tun.h"
 #include "wire/checksum.h"
 #include "wire/packet.h"
@@ -20,14 +21,8 @@ using wire::tcp_flag::ACK;
 using wire::tcp_flag::PSH;
 using wire::tcp_flag::SYN;
 
-struct Written {
-  VnetHdr h;
-  std::vector<uint8_t> pkt;
-};
-
-void collect(void* ctx, const VnetHdr& h, std::span<const uint8_t> p) {
-  static_cast<std::vector<Written>*>(ctx)->push_back({h, {p.begin(), p.end()}});
-}
+using test::GsoRecorder;
+using test::Written;
 
 wire::IpInfo ip_of(bool v6) {
   wire::IpInfo ip;
@@ -55,8 +50,9 @@ class Gso : public ::testing::TestWithParam<bool> {};
 
 TEST_P(Gso, ConsecutiveSegmentsBecomeOneSuperPacketWithAValidChecksumOnceCompleted) {
   const bool v6 = GetParam();
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out);
+  GsoRecorder rec;
+  GsoCoalescer g(rec);
+  auto& out = rec.out;
   g.push(segment(v6, 1000, 1000, ACK));
   g.push(segment(v6, 2000, 1000, ACK));
   g.push(segment(v6, 3000, 500, ACK | PSH));
@@ -80,8 +76,9 @@ TEST_P(Gso, ConsecutiveSegmentsBecomeOneSuperPacketWithAValidChecksumOnceComplet
 
 TEST_P(Gso, ADifferentAckAGapOrAControlSegmentEndsTheRun) {
   const bool v6 = GetParam();
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out);
+  GsoRecorder rec;
+  GsoCoalescer g(rec);
+  auto& out = rec.out;
   const auto a = segment(v6, 1000, 1000, ACK);
   g.push(a);
   g.push(segment(v6, 2000, 1000, ACK, 6000));  // new ACK value
@@ -96,8 +93,9 @@ TEST_P(Gso, ADifferentAckAGapOrAControlSegmentEndsTheRun) {
 
 TEST_P(Gso, AShortSegmentOrPshIsTheLastOfARun) {
   const bool v6 = GetParam();
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out);
+  GsoRecorder rec;
+  GsoCoalescer g(rec);
+  auto& out = rec.out;
   g.push(segment(v6, 1000, 1000, ACK));
   g.push(segment(v6, 2000, 600, ACK));
   g.push(segment(v6, 2600, 600, ACK));  // gso would cut it at 1000: not mergeable
@@ -110,8 +108,9 @@ TEST_P(Gso, AShortSegmentOrPshIsTheLastOfARun) {
 
 TEST_P(Gso, RunsStopShortOf64KB) {
   const bool v6 = GetParam();
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out);
+  GsoRecorder rec;
+  GsoCoalescer g(rec);
+  auto& out = rec.out;
   for (uint32_t i = 0; i < 100; ++i) g.push(segment(v6, 1000 + i * 1400, 1400, ACK));
   g.flush();
   size_t payload = 0;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
 #include <vector>
@@ -194,6 +195,30 @@ TEST_F(CopyTxTest, VnetBytesBoundLongMessagesAndWrapWhole) {
   for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(k.wire[i], with_vnet(VnetHdr{}, frame(i, 40000))) << i;
   EXPECT_EQ(tx.pending(), 0u);
   put_long(tx, 4);  // empty again: everything is free
+}
+
+// A GSO run is built in place: open() lends room behind the queued
+// messages, close() queues what was written there, in order with the rest.
+TEST_F(CopyTxTest, AnOpenMessageIsBuiltInPlaceAndQueuedInOrder) {
+  CopyTx plain(8, 1514, fake_sendmmsg);
+  EXPECT_EQ(plain.open(1000), nullptr) << "runs need the vnet header";
+  CopyTx tx(64, 1514, fake_sendmmsg, true);
+  ASSERT_EQ(tx.put(frame(0), st), XmitResult::kSent);
+  uint8_t* at = tx.open(65549);
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(tx.open(100), nullptr) << "one open message at a time";
+  const auto run = frame(1, 30000);
+  std::copy(run.begin(), run.end(), at);
+  const VnetHdr gso{1, 1, 66, 1448, 34, 16};
+  tx.close(gso, run.size(), st);
+  ASSERT_EQ(tx.put(frame(2), st), XmitResult::kSent);
+  tx.flush(3, st);
+  ASSERT_EQ(k.wire.size(), 3u);
+  EXPECT_EQ(k.wire[0], with_vnet(VnetHdr{}, frame(0)));
+  EXPECT_EQ(k.wire[1], with_vnet(gso, run));
+  EXPECT_EQ(k.wire[2], with_vnet(VnetHdr{}, frame(2)));
+  EXPECT_EQ(st.tx_frames, 3u);
+  EXPECT_EQ(st.tx_bytes, 30200u);
 }
 
 TEST(CopyTxGeometry, SlotsAreBounded) {

@@ -5,6 +5,8 @@
 // (TUN) is tested in tests/interop/tun_unit.cc.
 #include "link/vnet.h"
 
+#include "link/gso_recorder.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,14 +22,8 @@ using wire::tcp_flag::PSH;
 
 constexpr size_t kEth = 14;
 
-struct Written {
-  VnetHdr h;
-  std::vector<uint8_t> frame;
-};
-
-void collect(void* ctx, const VnetHdr& h, std::span<const uint8_t> f) {
-  static_cast<std::vector<Written>*>(ctx)->push_back({h, {f.begin(), f.end()}});
-}
+using test::GsoRecorder;
+using test::Written;
 
 // An Ethernet frame to `dst_mac_last` holding a TCP segment of `len` bytes
 // at `seq`, padded to IEEE 802.3's 60-byte minimum as a link pads it.
@@ -56,8 +52,8 @@ std::vector<uint8_t> frame(bool v6, uint32_t seq, size_t len, uint8_t flags = AC
 // The super-packet's TCP segment, its checksum completed as the kernel's
 // GSO (or a NIC) completes it.
 wire::TcpPacket segment_of(Written& w) {
-  EXPECT_TRUE(complete_checksum(w.frame, w.h));
-  auto p = wire::parse_tcp_packet(std::span<const uint8_t>(w.frame).subspan(kEth));
+  EXPECT_TRUE(complete_checksum(w.pkt, w.h));
+  auto p = wire::parse_tcp_packet(std::span<const uint8_t>(w.pkt).subspan(kEth));
   EXPECT_TRUE(p) << wire::to_string(p.error());
   return p ? *p : wire::TcpPacket{};
 }
@@ -66,8 +62,9 @@ class GsoEther : public ::testing::TestWithParam<bool> {};
 
 TEST_P(GsoEther, FramesMergeBehindTheirLinkHeaderAndTheOffsetsCountIt) {
   const bool v6 = GetParam();
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out, kEth);
+  GsoRecorder rec;
+  GsoCoalescer g(rec, kEth);
+  auto& out = rec.out;
   for (uint32_t i = 0; i < 4; ++i) g.push(frame(v6, 1000 + i * 1400, 1400, i == 3 ? ACK | PSH : ACK));
   g.flush();
   ASSERT_EQ(out.size(), 1u);
@@ -77,9 +74,9 @@ TEST_P(GsoEther, FramesMergeBehindTheirLinkHeaderAndTheOffsetsCountIt) {
   EXPECT_EQ(w.h.gso_size, 1400);
   EXPECT_EQ(w.h.csum_start, kEth + ip) << "the checksum starts at TCP, past the link header";
   EXPECT_EQ(w.h.hdr_len, kEth + ip + 20);
-  EXPECT_EQ(w.frame.size(), kEth + ip + 20 + 4 * 1400);
+  EXPECT_EQ(w.pkt.size(), kEth + ip + 20 + 4 * 1400);
   const auto first = frame(v6, 1000, 1400);
-  EXPECT_TRUE(std::equal(first.begin(), first.begin() + kEth, w.frame.begin())) << "the link header is kept";
+  EXPECT_TRUE(std::equal(first.begin(), first.begin() + kEth, w.pkt.begin())) << "the link header is kept";
   auto p = segment_of(w);
   EXPECT_EQ(p.tcp.seq, Seq32(1000));
   ASSERT_EQ(p.payload.size(), 5600u);
@@ -89,28 +86,30 @@ TEST_P(GsoEther, FramesMergeBehindTheirLinkHeaderAndTheOffsetsCountIt) {
 
 TEST_P(GsoEther, ADifferentLinkHeaderEndsTheRun) {
   const bool v6 = GetParam();
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out, kEth);
+  GsoRecorder rec;
+  GsoCoalescer g(rec, kEth);
+  auto& out = rec.out;
   g.push(frame(v6, 1000, 1400));
   g.push(frame(v6, 2400, 1400, ACK, 3));  // another next hop: never one super-packet
   g.flush();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].h.gso_type, 0);
-  EXPECT_EQ(out[1].frame, frame(v6, 2400, 1400, ACK, 3));
+  EXPECT_EQ(out[1].pkt, frame(v6, 2400, 1400, ACK, 3));
 }
 
 // Two 1-byte segments ride in 60-byte frames whose last bytes are padding:
 // merged, the super-packet holds the two data bytes and no padding, so the
 // kernel's segments carry the bytes the engine sent.
 TEST(GsoEtherPadding, PaddingIsNotPayload) {
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out, kEth);
+  GsoRecorder rec;
+  GsoCoalescer g(rec, kEth);
+  auto& out = rec.out;
   ASSERT_EQ(frame(false, 1000, 1).size(), 60u);
   g.push(frame(false, 1000, 1));
   g.push(frame(false, 1001, 1));
   g.flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].frame.size(), kEth + 40 + 2);
+  EXPECT_EQ(out[0].pkt.size(), kEth + 40 + 2);
   auto p = segment_of(out[0]);
   ASSERT_EQ(p.payload.size(), 2u);
   EXPECT_EQ(p.payload[0], static_cast<uint8_t>(1000));
@@ -118,14 +117,30 @@ TEST(GsoEtherPadding, PaddingIsNotPayload) {
 }
 
 TEST(GsoEtherLimit, ARunStopsAtTheCallersLimit) {
-  std::vector<Written> out;
-  GsoCoalescer g(collect, &out, kEth, 3000);  // room for two 1400-byte segments and headers
+  GsoRecorder rec;
+  GsoCoalescer g(rec, kEth, 3000);
+  auto& out = rec.out;  // room for two 1400-byte segments and headers
   for (uint32_t i = 0; i < 5; ++i) g.push(frame(false, 1000 + i * 1400, 1400));
   g.flush();
   ASSERT_EQ(out.size(), 3u);
-  for (const auto& w : out) EXPECT_LE(w.frame.size() - kEth, 3000u);
+  for (const auto& w : out) EXPECT_LE(w.pkt.size() - kEth, 3000u);
   EXPECT_EQ(out[0].h.gso_type, 1);
   EXPECT_EQ(out[2].h.gso_type, 0) << "the fifth goes alone";
+}
+
+// A device with no room for a run (its bytes taken by frames the kernel
+// has not taken yet) still gets each segment alone, as it came.
+TEST(GsoEtherRoom, WithoutRoomForARunEachSegmentGoesAlone) {
+  GsoRecorder rec;
+  rec.room = false;
+  GsoCoalescer g(rec, kEth);
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(g.push(frame(false, 1000 + i * 1400, 1400)), XmitResult::kSent);
+  g.flush();
+  ASSERT_EQ(rec.out.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(rec.out[i].h.gso_type, 0);
+    EXPECT_EQ(rec.out[i].pkt, frame(false, 1000 + i * 1400, 1400)) << i;
+  }
 }
 
 TEST(VnetHeader, EncodesLittleEndianInTheLegacyLayout) {
