@@ -29,8 +29,9 @@ void check(bool ok) {
 
 struct CheckingSink : FrameSink {
   uint32_t mtu = 0;
-  XmitResult send_frame(std::span<const uint8_t> f) override {
-    check(f.size() >= kEtherHeaderLen && f.size() <= mtu + kEtherHeaderLen);
+  XmitResult send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) override {
+    const size_t len = head.size() + rest.size();
+    check(len >= kEtherHeaderLen && len <= mtu + kEtherHeaderLen);
     return XmitResult::kSent;
   }
 };

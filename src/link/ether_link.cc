@@ -37,9 +37,6 @@ std::span<const uint8_t> trim_padding(uint16_t type, std::span<const uint8_t> p)
 
 EtherLink::EtherLink(EtherLinkConfig cfg, FrameSink& out)
     : cfg_(std::move(cfg)), out_(out), arp_(cfg_.neigh), nd_(cfg_.neigh) {
-  // Room for the largest IP packet and for our own NS/NA (an MTU below
-  // 72 bytes is nonsense for IPv6, but must not overflow the buffer).
-  frame_.resize(std::max<size_t>(cfg_.mtu, kNdPacketLen) + kEtherHeaderLen);
   multicast_macs_ = multicast_macs();
 }
 
@@ -89,11 +86,13 @@ void EtherLink::confirm_neighbor(const IpAddr& dst) {
   if (const auto hop = next_hop(dst)) (dst.is_v4() ? arp_ : nd_).confirm(now_, *hop);
 }
 
+// The header and the payload go to the device as two pieces, which it
+// copies into its own buffer: the payload is not copied here first.
 XmitResult EtherLink::send_frame(const MacAddr& dst, uint16_t type, std::span<const uint8_t> payload) {
-  write_ether_header(frame_.data(), {dst, cfg_.mac, type});
-  std::copy(payload.begin(), payload.end(), frame_.begin() + kEtherHeaderLen);
+  uint8_t header[kEtherHeaderLen];
+  write_ether_header(header, {dst, cfg_.mac, type});
   ++stats_.tx_frames;
-  const XmitResult r = out_.send_frame(std::span<const uint8_t>(frame_).first(kEtherHeaderLen + payload.size()));
+  const XmitResult r = out_.send_frame(header, payload);
   if (r == XmitResult::kDropped) ++stats_.tx_device_drops;
   return r;
 }

@@ -152,7 +152,6 @@ class EtherLink final : public Netif {
   Time now_;
   NeighborTable arp_, nd_;
   Output out4_{*this, false}, out6_{*this, true};
-  std::vector<uint8_t> frame_;   // transmit scratch, mtu + 14 bytes
   std::vector<MacAddr> multicast_macs_;  // multicast_macs(), computed once
   std::vector<std::vector<uint8_t>> local_;  // take_local(): ICMP errors for our stack
   mutable EtherStats stats_;     // the tables' counters folded in by stats()

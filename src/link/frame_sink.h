@@ -16,8 +16,11 @@ namespace weir::link {
 class FrameSink {
  public:
   virtual ~FrameSink() = default;
-  // Queues or writes one frame; kDropped when the device had no room.
-  virtual XmitResult send_frame(std::span<const uint8_t> frame) = 0;
+  // Queues or writes one frame, given in two pieces (the link header, then
+  // the rest: EtherLink's header and the engine's datagram), which the
+  // device joins as it copies them; kDropped when it had no room.
+  virtual XmitResult send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) = 0;
+  XmitResult send_frame(std::span<const uint8_t> frame) { return send_frame(frame, {}); }
 };
 
 }  // namespace weir::link

@@ -207,10 +207,11 @@ uint8_t* PacketRing::tx_slot(uint32_t i) const {
 // A slot is ours while TP_STATUS_AVAILABLE; the kernel sets it back after
 // the frame's skb is freed (tpacket_destruct_skb), or marks it
 // TP_STATUS_WRONG_FORMAT if it refused the frame (we reuse it, counted).
-XmitResult PacketRing::send_frame(std::span<const uint8_t> frame) {
-  if (frame.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
-  if (tx_mode_ == TxMode::kRing) return ring_send(frame);
-  return gso_ ? gso_->push(frame) : copy_.put(frame, st_);
+XmitResult PacketRing::send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) {
+  if (head.size() + rest.size() > max_frame_) return ++st_.tx_oversize, XmitResult::kSent;  // lost, as on a wire
+  if (tx_mode_ == TxMode::kRing) return ring_send(head, rest);
+  if (!gso_) return copy_.put(head, rest, st_);
+  return rest.empty() ? gso_->push(head) : gso_->push(head, rest);
 }
 
 void PacketRing::GsoOut::close(const VnetHdr& h, size_t len) {
@@ -225,21 +226,23 @@ void PacketRing::flush() {
   tx_retry_ = copy_.pending() != 0;
 }
 
-XmitResult PacketRing::ring_send(std::span<const uint8_t> frame) {
+XmitResult PacketRing::ring_send(std::span<const uint8_t> head, std::span<const uint8_t> rest) {
+  const size_t len = head.size() + rest.size();
   uint8_t* slot = tx_slot(tx_head_);
   auto* h = reinterpret_cast<tpacket3_hdr*>(slot);
   const uint32_t status = load(h->tp_status);
   if (status & TP_STATUS_WRONG_FORMAT) ++st_.tx_wrong_format;
   else if (status != TP_STATUS_AVAILABLE) return ++st_.tx_ring_full, XmitResult::kDropped;
-  std::memcpy(slot + tx_data_offset(), frame.data(), frame.size());
-  h->tp_len = static_cast<uint32_t>(frame.size());
+  std::memcpy(slot + tx_data_offset(), head.data(), head.size());
+  std::memcpy(slot + tx_data_offset() + head.size(), rest.data(), rest.size());
+  h->tp_len = static_cast<uint32_t>(len);
   h->tp_snaplen = h->tp_len;
   h->tp_next_offset = 0;  // tpacket_parse_header refuses variable-size slots
   store(h->tp_status, TP_STATUS_SEND_REQUEST);
   tx_head_ = (tx_head_ + 1) % tx_.frame_count;
-  tx_pending_ += frame.size();
+  tx_pending_ += len;
   ++st_.tx_frames;
-  st_.tx_bytes += frame.size();
+  st_.tx_bytes += len;
   return XmitResult::kSent;
 }
 

@@ -155,7 +155,8 @@ class PacketRing final : public FrameSink {
   template <class F>
   size_t drain(F&& deliver);
 
-  XmitResult send_frame(std::span<const uint8_t> frame) override;
+  using FrameSink::send_frame;
+  XmitResult send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) override;
   // Hands the burst's frames to the kernel: one sendto() (ring) or
   // sendmmsg() (copy; one per 1024 frames).
   void flush();
@@ -174,7 +175,7 @@ class PacketRing final : public FrameSink {
   Expected<bool, std::string> open_rx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_tx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg);
-  XmitResult ring_send(std::span<const uint8_t> frame);
+  XmitResult ring_send(std::span<const uint8_t> head, std::span<const uint8_t> rest);
   // The coalescer's runs are built in the copy path's own bytes.
   struct GsoOut final : GsoCoalescer::Output {
     explicit GsoOut(PacketRing& r) : ring(r) {}

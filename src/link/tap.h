@@ -4,6 +4,8 @@
 // other host on the wire.
 #pragma once
 
+#include <vector>
+
 #include "link/frame_sink.h"
 #include "link/tun.h"
 
@@ -14,12 +16,20 @@ class TapSink final : public FrameSink {
   explicit TapSink(TunDevice& dev) : dev_(dev) {}
   // A full queue (EAGAIN, ENOBUFS: tun_write_verdict) is refused; any other
   // failure, or a frame over MTU + 14, is lost as on a wire (counted).
-  XmitResult send_frame(std::span<const uint8_t> frame) override {
+  using FrameSink::send_frame;
+  XmitResult send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) override {
+    std::span<const uint8_t> frame = head;
+    if (!rest.empty()) {  // one write(2) per frame: join the pieces
+      frame_.assign(head.begin(), head.end());
+      frame_.insert(frame_.end(), rest.begin(), rest.end());
+      frame = frame_;
+    }
     return dev_.xmit_vnet(VnetHdr{}, frame) == TunDevice::Xmit::kRefused ? XmitResult::kDropped : XmitResult::kSent;
   }
 
  private:
   TunDevice& dev_;
+  std::vector<uint8_t> frame_;
 };
 
 }  // namespace weir::link

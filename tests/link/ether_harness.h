@@ -18,9 +18,11 @@ inline Time at_ms(int64_t ms) { return Time::from_ns(ms * 1000000); }
 struct RecordingSink : FrameSink {
   std::vector<std::vector<uint8_t>> frames;
   bool refuse = false;
-  XmitResult send_frame(std::span<const uint8_t> f) override {
+  using FrameSink::send_frame;
+  XmitResult send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) override {
     if (refuse) return XmitResult::kDropped;
-    frames.emplace_back(f.begin(), f.end());
+    frames.emplace_back(head.begin(), head.end());
+    frames.back().insert(frames.back().end(), rest.begin(), rest.end());
     return XmitResult::kSent;
   }
   std::vector<std::vector<uint8_t>> take() {
