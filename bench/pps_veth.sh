@@ -23,7 +23,7 @@
 # packets per CPU-second of the sending process, iperf3's or weir's, with
 # weir's ratio to Linux's), PERF=record a
 # `perf record -g` profile of each (its top entries printed at the end). Needs root.
-# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), RINGS ("v3 v2"), TXS ("copy")
+# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), PIN (0), RINGS ("v3 v2"), TXS ("copy")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build/default}
@@ -31,7 +31,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
@@ -66,6 +66,11 @@ rate() {
   echo $(((b - a) / SECS))
 }
 per_cpu() { cat "$WORK/cpu-$1" 2>/dev/null || echo 0; }
+# pin tx|rx: with PIN=1, the sending process on CPU 0 and the receiving
+# one on CPU 1, for every pair alike. Unpinned, the scheduler's placement
+# (and where the receiver's softirq work lands) gave two regimes about 2x
+# apart from one run to the next, for Linux and weir alike.
+pin() { [ "$PIN" = 1 ] && echo "taskset -c $([ "$1" = tx ] && echo 0 || echo 1)"; }
 stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 rate_then_stop() {  # NS DEV DIR PERF_PID PERF_TAG PID...
   local ns=$1 dev=$2 dir=$3 pp=$4 tag=$5 p; shift 5
@@ -88,10 +93,10 @@ veth_pair "$D" "${P}xa" "$X" "${P}xb"  # Linux (D) <-> weir (X, no kernel addres
 ip -n "$D" addr add 198.18.0.2/24 dev "${P}xa"
 
 linux_linux() {
-  bg llsink ip netns exec "$V" iperf3 -s -1 -B 198.51.100.2
+  bg llsink $(pin rx) ip netns exec "$V" iperf3 -s -1 -B 198.51.100.2
   local sink=$LAST_PID
   wait_for 5 ip netns exec "$V" sh -c "ss -ltn 'sport = :5201' | grep -q LISTEN"
-  bg llsrc ip netns exec "$D" iperf3 -c 198.51.100.2 -C cubic -t $((WARM + SECS + 2))
+  bg llsrc $(pin tx) ip netns exec "$D" iperf3 -c 198.51.100.2 -C cubic -t $((WARM + SECS + 2))
   rate_then_stop "$D" "${P}va" tx "$LAST_PID" "$r-linux-sender" "$LAST_PID" "$sink"
 }
 # weir_app APP PORT UNUSED DIR PYTHON: weir serves APP on its veth end, the
@@ -99,11 +104,12 @@ linux_linux() {
 weir_app() {
   local txargs=(--packet-tx "${tx%-plain}")
   [ "$tx" = "${tx%-plain}" ] || txargs+=(--no-offload)
-  bg "w$1-$ring-$tx" "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" "${txargs[@]}" --addr 198.18.0.1/24 --app "$1" \
+  local side=rx; [ "$4" = rx ] && side=tx  # weir sends when Linux's end receives
+  bg "w$1-$ring-$tx" $(pin $side) "$WEIR" serve --netns "$X" --packet "${P}xb" --ring-rx "$ring" "${txargs[@]}" --addr 198.18.0.1/24 --app "$1" \
     --no-control "${XARGS[@]}"
   local srv=$LAST_PID
   wait_for 10 ip netns exec "$D" nc -z -w 1 198.18.0.1 "$2"
-  bg "n$1" ip netns exec "$D" python3 -c "$5" 198.18.0.1 "$2"
+  bg "n$1" $(pin $([ $side = tx ] && echo rx || echo tx)) ip netns exec "$D" python3 -c "$5" 198.18.0.1 "$2"
   rate_then_stop "$D" "${P}xa" "$4" "$srv" "$r-$ring-$tx-$1" "$LAST_PID" "$srv"
 }
 # Linux's end of weir's transfers: python with 1 MB socket calls, not nc
