@@ -80,12 +80,27 @@ std::string TapLink::describe() const {
          ether_.describe() + "\n";
 }
 
+// RFC 4862 §5.4.5: a duplicate is not used; the user asked for an address
+// another node holds, which Linux reports as "IPv6 duplicate address ...
+// detected!" and leaves unassigned (dadfailed).
+std::string duplicate_error(const link::EtherLink& ether) {
+  std::string out;
+  for (const auto& a : ether.duplicates()) {
+    out += fmt::format("{}IPv6 address {} is already in use on the link (duplicate address detection, RFC 4862 "
+                       "§5.4; --no-dad skips the check)",
+                       out.empty() ? "" : "; ", a.to_string());
+  }
+  return out;
+}
+
 namespace {
 
 // weir's addresses with their prefixes (on-link test), the gateways, the MAC.
 Expected<link::EtherLinkConfig, std::string> ether_config(const StackSetup& s, const MacBytes& iface, uint32_t mtu) {
   link::EtherLinkConfig c;
   c.mtu = mtu;
+  // Linux's default: one DAD probe per IPv6 address (RFC 4862 §5.4).
+  c.dad_transmits = s.dad ? 1 : 0;
   if (s.mac.empty()) {
     c.mac.b = derived_mac(iface);
   } else if (auto m = link::MacAddr::parse(s.mac); m && !m->is_multicast()) {

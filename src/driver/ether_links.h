@@ -18,6 +18,9 @@
 
 namespace weir::driver {
 
+// "" or the error naming the addresses DAD found in use.
+std::string duplicate_error(const link::EtherLink& ether);
+
 class PacketLink final : public PolledLink {
  public:
   PacketLink(std::unique_ptr<link::PacketRing> ring, link::EtherLinkConfig cfg);
@@ -28,6 +31,8 @@ class PacketLink final : public PolledLink {
   Time next_deadline() const override;
   void flush() override { ring_->flush(); }
   std::string describe() const override;
+  bool addresses_pending() const override { return ether_.dad_pending(); }
+  std::string address_error() const override { return duplicate_error(ether_); }
 
  private:
   std::unique_ptr<link::PacketRing> ring_;
@@ -46,6 +51,8 @@ class TapLink final : public PolledLink {
   Time next_deadline() const override { return ether_.next_deadline(); }
   void flush() override {}  // every frame was written at once
   std::string describe() const override;
+  bool addresses_pending() const override { return ether_.dad_pending(); }
+  std::string address_error() const override { return duplicate_error(ether_); }
 
  private:
   link::TunDevice dev_;

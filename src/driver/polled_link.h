@@ -36,6 +36,11 @@ class PolledLink {
   virtual bool input_on_timer() const { return false; }
   // The burst is over: what the stack sent goes out.
   virtual void flush() = 0;
+  // RFC 4862 §5.4: whether the link is still checking its addresses (the
+  // driver starts the app once it is not), and "" or the error for the
+  // user when an address was found in use.
+  virtual bool addresses_pending() const { return false; }
+  virtual std::string address_error() const { return ""; }
   // The device's counters, one or two lines (`weir ss --tun`, and on exit).
   virtual std::string describe() const = 0;
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/address_wait.h"
 #include "driver/clock.h"
 #include "driver/links.h"
 #include "driver/netns.h"
@@ -64,6 +65,7 @@ int run_stack_app(const StackSetup& s, App& app) {
   if (!link) return fmt::print(stderr, "weir: {}\n", link.error()), 1;
   Stack stack(*cfg, (*link)->netif());
   for (const auto& a : *addrs) stack.add_address(a);
+  if (auto e = wait_for_addresses(**link, stack); !e.empty()) return fmt::print(stderr, "weir: {}\n", e), 1;
   StackDriver drv(stack, **link, app, s.driver);
   return drv.run();
 }

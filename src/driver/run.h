@@ -28,6 +28,7 @@ struct StackSetup {
   // Ethernet (--packet, --tap):
   std::string mac;                   // weir's MAC ("" = derived from the interface's, ether_setup.h)
   std::vector<std::string> gateways;  // the next hop for off-link destinations, at most one per family
+  bool dad = true;                   // IPv6 duplicate address detection (Linux dad_transmits 1)
   link::PacketRingConfig ring;       // --packet: the rings' sizes, PACKET_QDISC_BYPASS
   DriverOptions driver;
 };

@@ -1,6 +1,7 @@
 #include "link/ether_link.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,12 @@ bool same_prefix(const IpAddr& a, const IpAddr& b, int plen) {
 // The IP datagram without the Ethernet padding that follows it in a short
 // frame (RFC 894: the minimum frame is padded; the IP length says where the
 // datagram ends). Longer-than-frame lengths are left for the stack to reject.
+std::array<uint8_t, 16> ip6_addr_at(const uint8_t* p) {
+  std::array<uint8_t, 16> a;
+  std::copy(p, p + 16, a.begin());
+  return a;
+}
+
 std::span<const uint8_t> trim_padding(uint16_t type, std::span<const uint8_t> p) {
   size_t len = p.size();
   if (type == kEthPIp && p.size() >= 20) len = wire::load_be16(p.data() + 2);
@@ -36,8 +43,15 @@ std::span<const uint8_t> trim_padding(uint16_t type, std::span<const uint8_t> p)
 }  // namespace
 
 EtherLink::EtherLink(EtherLinkConfig cfg, FrameSink& out)
-    : cfg_(std::move(cfg)), out_(out), arp_(cfg_.neigh), nd_(cfg_.neigh) {
+    : cfg_(std::move(cfg)), out_(out), arp_(cfg_.neigh), nd_(cfg_.neigh), mld_(cfg_.mld_params) {
   multicast_macs_ = multicast_macs();
+  // RFC 4862 §5.4: every IPv6 address starts tentative when DAD is on.
+  for (const auto& [addr, plen] : cfg_.addrs) {
+    if (addr.is_v4() || dad_entry(addr)) continue;
+    const bool dad = cfg_.dad_transmits > 0;
+    dad_.push_back({addr, dad ? AddrState::kTentative : AddrState::kPreferred, cfg_.dad_transmits,
+                    dad ? Time::zero() : Time::never()});
+  }
 }
 
 uint32_t EtherLink::mtu() const { return cfg_.mtu; }
@@ -62,6 +76,11 @@ XmitResult EtherLink::try_transmit(std::span<const uint8_t> ip_packet) {
   const bool v6 = (ip_packet[0] >> 4) == 6;
   if (v6 && ends->dst.is_v4()) {
     ++stats_.tx_malformed;
+    return XmitResult::kDropped;
+  }
+  // RFC 4862 §5.4: a tentative (or duplicate) address is not a source.
+  if (v6 && unusable(ends->src)) {
+    ++stats_.tx_tentative_src;
     return XmitResult::kDropped;
   }
   const uint16_t type = v6 ? kEthPIpv6 : kEthPIp;
@@ -126,7 +145,9 @@ std::optional<IpAddr> EtherLink::next_hop(const IpAddr& dst) const {
   return gw;
 }
 
+// RFC 4862 §5.4: a tentative or duplicate address is not assigned.
 bool EtherLink::is_ours(const IpAddr& ip) const {
+  if (unusable(ip)) return false;
   return std::any_of(cfg_.addrs.begin(), cfg_.addrs.end(), [&](const auto& a) { return a.first == ip; });
 }
 
@@ -137,7 +158,7 @@ std::optional<IpAddr> EtherLink::source_for(const IpAddr& target, const IpAddr& 
   if (hint.is_v4() == target.is_v4() && is_ours(hint)) return hint;
   std::optional<IpAddr> any;
   for (const auto& [addr, plen] : cfg_.addrs) {
-    if (addr.is_v4() != target.is_v4()) continue;
+    if (addr.is_v4() != target.is_v4() || unusable(addr)) continue;
     if (same_prefix(addr, target, plen)) return addr;
     if (!any) any = addr;
   }
@@ -169,6 +190,7 @@ bool EtherLink::accepts_dst(const MacAddr& dst) const {
 
 std::span<const uint8_t> EtherLink::input(Time now, std::span<const uint8_t> frame) {
   now_ = max(now_, now);
+  if (!started_) start();
   ++stats_.rx_frames;
   const auto f = parse_ether(frame);
   // IEEE 802.3 §3.2.3: a source address is never a group address.
@@ -192,7 +214,12 @@ std::span<const uint8_t> EtherLink::input(Time now, std::span<const uint8_t> fra
       return {};
     case kEthPIpv6: {
       const auto ip6 = trim_padding(kEthPIpv6, f->payload);
-      if (nd_input(f->hdr, ip6)) return {};
+      if (nd_input(f->hdr, ip6) || mld_input(ip6)) return {};
+      // RFC 4862 §5.4: until DAD passes, packets to the address are not ours.
+      if (ip6.size() >= 40 && unusable(IpAddr::v6(ip6_addr_at(ip6.data() + 24)))) {
+        ++stats_.rx_tentative_dst;
+        return {};
+      }
       ++stats_.rx_ip;
       return ip6;
     }
@@ -206,13 +233,47 @@ std::span<const uint8_t> EtherLink::input(Time now, std::span<const uint8_t> fra
   }
 }
 
-void EtherLink::advance(Time now) {
-  now_ = max(now_, now);
-  arp_.advance(now_, out4_);
-  nd_.advance(now_, out6_);
+// Whether start() has anything to do: groups to report, addresses to probe.
+bool EtherLink::needs_start() const {
+  return (cfg_.mld && !dad_.empty()) ||
+         std::any_of(dad_.begin(), dad_.end(), [](const Dad& d) { return d.state == AddrState::kTentative; });
 }
 
-Time EtherLink::next_deadline() const { return min(arp_.next_deadline(), nd_.next_deadline()); }
+// The link comes up at the first input()/advance(): RFC 4862 §5.4.2,
+// the solicited-node group of each address is joined (its MLD report
+// goes out first, Linux addrconf_dad_begin -> addrconf_join_solict)
+// before the first DAD probe. Linux then waits a random
+// rtr_solicit_delay (up to 1 s) before probing (addrconf_dad_kick, a
+// SHOULD of §5.4.2 against a post-outage storm); weir probes at once.
+void EtherLink::start() {
+  started_ = true;
+  if (cfg_.mld) {
+    for (const Dad& d : dad_) mld_.join(now_, solicited_node(d.addr));
+  }
+  for (Dad& d : dad_) {
+    if (d.state == AddrState::kTentative) d.due = now_;
+  }
+}
+
+void EtherLink::advance(Time now) {
+  now_ = max(now_, now);
+  if (!started_) start();
+  arp_.advance(now_, out4_);
+  nd_.advance(now_, out6_);
+  // Reports before probes (§5.4.2: join, then solicit); DAD completing
+  // re-announces the groups (Linux ipv6_mc_dad_complete), sent at once.
+  mld_advance();
+  dad_advance();
+  mld_advance();
+}
+
+Time EtherLink::next_deadline() const {
+  if (!started_ && needs_start()) return now_;
+  Time t = min(arp_.next_deadline(), nd_.next_deadline());
+  if (cfg_.mld) t = min(t, mld_.next_deadline());
+  for (const Dad& d : dad_) t = min(t, d.due);
+  return t;
+}
 
 void EtherLink::add_static(const IpAddr& ip, const MacAddr& mac) {
   (ip.is_v4() ? arp_ : nd_).add_static(ip, mac);
@@ -241,7 +302,12 @@ std::string EtherLink::describe() const {
       s.arp_requests_rx, s.arp_requests_tx, s.arp_replies_rx, s.arp_replies_tx, s.nd_solicits_rx,
       s.nd_solicits_tx, s.nd_adverts_rx, s.nd_adverts_tx, s.resolutions_failed, s.queue_drops,
       s.table_full, s.rx_malformed, s.rx_not_for_us, s.rx_unknown_ethertype, s.rx_vlan,
-      s.tx_oversize, s.tx_no_route, s.tx_malformed, s.tx_device_drops, s.unreach_reported, s.unreach_dropped);
+      s.tx_oversize, s.tx_no_route, s.tx_malformed, s.tx_device_drops, s.unreach_reported, s.unreach_dropped) +
+         fmt::format(" dad probes {} duplicates {} tentative rx {} tx {} mld Icmp6InGroupMembQueries {} "
+                     "Icmp6InGroupMembResponses {} Icmp6InGroupMembReductions {} Icmp6InMLDv2Reports {} "
+                     "Icmp6OutMLDv2Reports {} invalid {}",
+                     s.dad_probes_tx, s.dad_duplicates, s.rx_tentative_dst, s.tx_tentative_src, s.mld_queries_rx,
+                     s.mld_v1_reports_rx, s.mld_dones_rx, s.mld_v2_reports_rx, s.mld_v2_reports_tx, s.mld_rx_invalid);
 }
 
 void EtherLink::Output::solicit(const Neighbor& n, const MacAddr* unicast) {

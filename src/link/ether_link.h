@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "link/ether.h"
+#include "link/mld_host.h"
 #include "link/ndisc.h"
 #include "link/neighbor.h"
 #include "weir/addr.h"
@@ -40,6 +41,15 @@ struct EtherLinkConfig {
   // Linux's neighbour defaults (net.ipv4.neigh.default.*, the same for
   // net.ipv6.neigh.default.*); one table per family, as Linux's arp_tbl and nd_tbl.
   NeighParams neigh{};
+  // IPv6 Duplicate Address Detection (RFC 4862 §5.4): solicitations per
+  // address before it is used, RetransTimer (neigh.retrans_time) apart;
+  // Linux net.ipv6.conf.*.dad_transmits, 1 by default. 0: every address
+  // is usable at once.
+  int dad_transmits = 1;
+  // MLDv2 reports (RFC 3810) for the solicited-node groups; off only for
+  // tests that count every frame.
+  bool mld = true;
+  MldParams mld_params{};
 };
 
 // Every frame in or out is counted once in rx_frames/tx_frames; every
@@ -65,7 +75,24 @@ struct EtherStats {
   uint64_t tx_device_drops = 0;      // the FrameSink said kDropped
   uint64_t unreach_reported = 0;     // ICMP errors made for dropped queued packets (take_local)
   uint64_t unreach_dropped = 0;      // ... not made: kMaxLocal already waiting
+  // Duplicate address detection (RFC 4862 §5.4).
+  uint64_t dad_probes_tx = 0;        // NS from :: (also in nd_solicits_tx)
+  uint64_t dad_duplicates = 0;       // addresses found in use: never used
+  uint64_t rx_tentative_dst = 0;     // IPv6 datagram to a tentative or duplicate address: dropped
+  uint64_t tx_tentative_src = 0;     // ... from one: dropped (Linux would not pick it as a source)
+  // MLD (RFC 3810), with the names of Linux's /proc/net/snmp6.
+  uint64_t mld_queries_rx = 0;       // Icmp6InGroupMembQueries (valid ones)
+  uint64_t mld_v1_reports_rx = 0;    // Icmp6InGroupMembResponses
+  uint64_t mld_dones_rx = 0;         // Icmp6InGroupMembReductions
+  uint64_t mld_v2_reports_rx = 0;    // Icmp6InMLDv2Reports
+  uint64_t mld_v2_reports_tx = 0;    // Icmp6OutMLDv2Reports
+  uint64_t mld_rx_invalid = 0;       // bad checksum or length; a query failing RFC 3810 §6.2: dropped
 };
+
+// An IPv6 address's state (RFC 4862 §2): tentative until DAD passes,
+// then preferred (weir has no lifetimes); duplicate for good if DAD
+// found it in use (§5.4.5).
+enum class AddrState : uint8_t { kTentative, kPreferred, kDuplicate };
 
 class EtherLink final : public Netif {
  public:
@@ -98,8 +125,8 @@ class EtherLink final : public Netif {
   // The multicast MACs this link accepts (all-nodes and each IPv6
   // address's solicited-node group, RFC 4861 §7.2.1). A NIC filters
   // multicast: the driver joins these (PACKET_ADD_MEMBERSHIP
-  // PACKET_MR_MULTICAST) or NS to us never arrive. weir sends no MLD
-  // reports, so a switch snooping MLD may still not forward them.
+  // PACKET_MR_MULTICAST) or NS to us never arrive; the MLD reports tell
+  // a switch snooping MLD to forward them.
   std::vector<MacAddr> multicast_macs() const;
   // Datagrams for this host's own stack that the link made itself: the ICMP
   // (host unreachable, RFC 792) and ICMPv6 (address unreachable, RFC 4443
@@ -110,6 +137,12 @@ class EtherLink final : public Netif {
   // Bounded: at most kMaxLocal wait; more are dropped and counted.
   std::vector<std::vector<uint8_t>> take_local();
   static constexpr size_t kMaxLocal = 64;
+  // RFC 4862 §5.4: the state of one of our IPv6 addresses (nullopt for
+  // IPv4 and addresses not ours); whether any is still tentative; the
+  // ones found duplicate, which the driver reports as an error.
+  std::optional<AddrState> address_state(const IpAddr& ip) const;
+  bool dad_pending() const;
+  std::vector<IpAddr> duplicates() const;
   // For tests and `ip neigh`-style output: the entry for `ip`, if any.
   const Neighbor* neighbor(const IpAddr& ip) const;
   size_t neighbor_count() const { return arp_.size() + nd_.size(); }
@@ -131,7 +164,9 @@ class EtherLink final : public Netif {
   XmitResult send_frame(const MacAddr& dst, uint16_t type, std::span<const uint8_t> payload);
   std::optional<IpAddr> next_hop(const IpAddr& dst) const;
   std::optional<MacAddr> group_mac(const IpAddr& dst) const;
-  bool is_ours(const IpAddr& ip) const;
+  bool is_ours(const IpAddr& ip) const;  // assigned: IPv4, or IPv6 and preferred
+  bool needs_start() const;
+  void start();
   std::optional<IpAddr> source_for(const IpAddr& target, const IpAddr& hint) const;
   bool accepts_dst(const MacAddr& dst) const;
 
@@ -147,6 +182,25 @@ class EtherLink final : public Netif {
   void nd_advertisement(const NdMessage& na);
   void nd_send(const MacAddr& dst_mac, const NdMessage& m);
 
+  // Duplicate address detection (link/ether_link_dad.cc)
+  struct Dad {
+    IpAddr addr;
+    AddrState state = AddrState::kPreferred;
+    int probes_left = 0;
+    Time due = Time::never();
+  };
+  Dad* dad_entry(const IpAddr& ip);
+  const Dad* dad_entry(const IpAddr& ip) const;
+  void dad_advance();
+  void dad_probe(Dad& d);
+  void dad_failed(Dad& d);
+  bool unusable(const IpAddr& ip) const;  // one of ours, tentative or duplicate
+
+  // MLD (link/ether_link_mld.cc)
+  bool mld_input(std::span<const uint8_t> ip6);  // false: not MLD
+  void mld_advance();
+  IpAddr mld_source() const;
+
   EtherLinkConfig cfg_;
   FrameSink& out_;
   Time now_;
@@ -154,6 +208,9 @@ class EtherLink final : public Netif {
   Output out4_{*this, false}, out6_{*this, true};
   std::vector<MacAddr> multicast_macs_;  // multicast_macs(), computed once
   std::vector<std::vector<uint8_t>> local_;  // take_local(): ICMP errors for our stack
+  std::vector<Dad> dad_;         // one per IPv6 address
+  MldHost mld_;
+  bool started_ = false;         // start(): groups joined, DAD begun
   mutable EtherStats stats_;     // the tables' counters folded in by stats()
 };
 

@@ -1,8 +1,7 @@
 // EtherLink's IPv6 neighbour discovery half (RFC 4861 §7.2), shaped after
-// Linux net/ipv6/ndisc.c. Not here: duplicate address detection (RFC 4862;
-// our addresses are taken as configured, though DAD probes for them are
-// answered), router and prefix discovery (§6; routes come from the
-// config), redirects (§8), and the IsRouter flag's bookkeeping (§7.2.5).
+// Linux net/ipv6/ndisc.c. Duplicate address detection (RFC 4862 §5.4) is
+// in ether_link_dad.cc, its receive side here. Not here: router and prefix
+// discovery (§6; routes come from the config), redirects (§8), and the IsRouter flag's bookkeeping (§7.2.5).
 #include "link/ether_link.h"
 #include "link/ndisc.h"
 
@@ -29,7 +28,7 @@ void EtherLink::nd_send(const MacAddr& dst_mac, const NdMessage& m) {
 // source link-layer address (§4.3: MUST in multicast solicitations).
 void EtherLink::nd_solicit(const Neighbor& n, const MacAddr* unicast) {
   const auto src = source_for(n.ip, n.solicit_src);
-  if (!src) return;  // no IPv6 address to ask from: only DAD may use ::, and DAD is not done
+  if (!src) return;  // no assigned IPv6 address to ask from: only DAD may use ::
   NdMessage m;
   m.type = kIcmp6NeighSolicit;
   m.src = *src;
@@ -58,6 +57,14 @@ bool EtherLink::nd_input(const EtherHeader& eh, std::span<const uint8_t> ip6) {
 
 // Linux ndisc_recv_ns, RFC 4861 §7.2.3.
 void EtherLink::nd_solicitation(const EtherHeader& eh, const NdMessage& ns) {
+  // RFC 4862 §5.4.3: for a tentative address, a probe from :: is another
+  // node's DAD for it (a duplicate); any other solicitation is silently
+  // discarded. A duplicate address is never answered for.
+  Dad* d = ns.target.is_v4() ? nullptr : dad_entry(ns.target);
+  if (d && d->state != AddrState::kPreferred) {
+    if (d->state == AddrState::kTentative && ns.src.is_unspecified()) dad_failed(*d);
+    return;
+  }
   // §7.2.3: not a target address of ours (an IPv4-mapped target is not
   // an IPv6 address of ours even though our IPv4 addresses are held so).
   if (ns.target.is_v4() || !is_ours(ns.target)) return;
@@ -94,6 +101,13 @@ void EtherLink::nd_solicitation(const EtherHeader& eh, const NdMessage& ns) {
 // Linux ndisc_recv_na, RFC 4861 §7.2.5: only an existing entry is
 // updated; an advertisement creates nothing.
 void EtherLink::nd_advertisement(const NdMessage& na) {
+  // RFC 4862 §5.4.4: an advertisement for a tentative address means it
+  // is in use. For one of our assigned addresses it is someone else's
+  // claim, which Linux ndisc_recv_na logs and ignores.
+  if (Dad* d = na.target.is_v4() ? nullptr : dad_entry(na.target)) {
+    if (d->state == AddrState::kTentative) dad_failed(*d);
+    return;
+  }
   Neighbor* n = nd_.lookup(na.target);
   if (!n) return;
   // §7.2.5: an INCOMPLETE entry needs the target's address from the option.

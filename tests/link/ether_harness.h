@@ -85,6 +85,10 @@ struct TwoHosts {
     EtherLinkConfig c;
     c.mac = mac(host);
     c.addrs = {{ip4(10, 0, 0, host), 24}, {ip6(host == 1 ? "2001:db8::1" : "2001:db8::2"), 64}};
+    // Addresses usable at once and no MLD reports: these tests count
+    // frames (dad_test.cc and mld_test.cc turn both on).
+    c.dad_transmits = 0;
+    c.mld = false;
     return c;
   }
   TwoHosts() : TwoHosts(config(1), config(2)) {}

@@ -128,6 +128,8 @@ bool open_rig(Rig& r) {
   c.mac = mac(1);
   c.mtu = r.ring->mtu();
   c.addrs = {{kWeir4, 24}, {kWeir6, 64}};
+  c.dad_transmits = 0;  // the address in use at once, as before DAD existed
+  c.mld = false;
   r.link = std::make_unique<EtherLink>(c, *r.ring);
   // From netlink: sysfs still shows the namespace it was mounted in.
   const std::string l = run_output("ip -o link show dev pb");

@@ -59,6 +59,9 @@ void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
                  "weir's MAC on --packet/--tap, e.g. 02:00:00:00:00:01 (default: derived from the interface's, "
                  "locally administered)");
   app.add_option("--gateway", s->gateways, "next hop for off-link destinations, one per IP version (--packet/--tap)");
+  app.add_flag("--no-dad", [s](int64_t n) { s->dad = n == 0; },
+               "--packet/--tap: use the IPv6 addresses at once, without duplicate address detection (RFC 4862 "
+               "§5.4; by default weir probes for about 1 s before starting and refuses an address in use)");
   add_ring_flags(app, s);
   app.add_flag("--no-qdisc-bypass", [s](int64_t n) { s->ring.qdisc_bypass = n == 0; },
                "--packet: frames go through the interface's qdisc (PACKET_QDISC_BYPASS off)");
