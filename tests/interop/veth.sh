@@ -8,6 +8,8 @@
 #   veth.sh fetch  `weir fetch` downloads from python3 -m http.server
 #   veth.sh unreach  `weir fetch` from an absent on-link host fails with
 #                  EHOSTUNREACH (failed ARP/ND, ICMP errors to the own stack)
+#   veth.sh dad    Linux holds weir's IPv6 address: weir's DAD refuses it
+#                  (exit 1), and Linux sees weir's MLD report and probe
 #   veth.sh peer   both ends of the veth in one namespace, `--peer` giving
 #                  Linux's end its addresses: nc echo, `weir ss --dev`;
 #                  once per RX ring in RINGS (default "v2 v3")
@@ -165,6 +167,34 @@ unreach)
     [ "$ms" -ge 2900 ] || fail "EHOSTUNREACH after $ms ms: the solicitations were not a second apart"
     echo "ok: weir fetch $url: $(grep -m1 EHOSTUNREACH "$WORK/fetch.log") after $ms ms"
   done ;;
+dad)
+  # Linux already holds weir's IPv6 address: weir's duplicate address
+  # detection probe (RFC 4862 §5.4.2) is answered, weir refuses the address
+  # and exits 1 before serving; tshark on Linux's end sees weir's MLDv2
+  # report for the solicited-node group (RFC 3810 §5.2) before the probe.
+  [ "$DEV" = packet ] || interop_skip "dad: --packet only"
+  command -v tshark >/dev/null || interop_skip "no tshark"
+  ip -n "$K" -6 addr add $W6/64 dev "$KDEV" nodad
+  # Live, line by line: weir's MLD reports (hop limit 1, Hop-by-Hop
+  # header) and DAD probes (from ::), as Linux's end receives them.
+  sn=ff02::1:ff00:1  # solicited-node group of $W6 (RFC 4291 §2.7.1)
+  ip netns exec "$K" tshark -l -i "$KDEV" -Y "(icmpv6.type == 143 && icmpv6.mldr.mar.multicast_address == $sn \
+      && ipv6.hlim == 1 && ipv6.hopopts) || (icmpv6.type == 135 && ipv6.src == :: && icmpv6.nd.ns.target_address == $W6)" \
+      -T fields -e frame.number -e icmpv6.type >"$WORK/seen.txt" 2>"$WORK/tshark.log" &
+  PIDS+=($!)
+  wait_for 10 grep -q Capturing "$WORK/tshark.log" || fail "tshark did not start"
+  t0=$(date +%s%N)
+  if timeout 20 "$WEIR" serve "${DEVARGS[@]}" "${ADDRS[@]}" --control "$CTL" --app echo --port 7007 \
+      >"$WORK/weir.log" 2>&1; then
+    fail "weir serve started with an address Linux holds"
+  fi
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  grep -q "$W6 is already in use" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "no duplicate address error"; }
+  echo "ok: weir refused $W6 after $ms ms: $(grep -m1 'already in use' "$WORK/weir.log")"
+  wait_for 50 grep -q "[[:space:]]135$" "$WORK/seen.txt" || { cat "$WORK/seen.txt"; fail "Linux saw no DAD probe for $W6"; }
+  grep -q "[[:space:]]143$" "$WORK/seen.txt" || { cat "$WORK/seen.txt"; fail "Linux saw no MLDv2 report for $sn"; }
+  [ "$(head -1 "$WORK/seen.txt" | cut -f2)" = 143 ] || { cat "$WORK/seen.txt"; fail "the probe went before the report"; }
+  echo "ok: Linux saw weir's MLDv2 report for $sn, then its DAD probe" ;;
 *) fail "unknown mode $MODE" ;;
 esac
 echo PASS
