@@ -51,6 +51,7 @@ EtherLink::EtherLink(EtherLinkConfig cfg, FrameSink& out)
     const bool dad = cfg_.dad_transmits > 0;
     dad_.push_back({addr, dad ? AddrState::kTentative : AddrState::kPreferred, cfg_.dad_transmits,
                     dad ? Time::zero() : Time::never()});
+    unusable_ += dad ? 1 : 0;
   }
 }
 
@@ -216,7 +217,7 @@ std::span<const uint8_t> EtherLink::input(Time now, std::span<const uint8_t> fra
       const auto ip6 = trim_padding(kEthPIpv6, f->payload);
       if (nd_input(f->hdr, ip6) || mld_input(ip6)) return {};
       // RFC 4862 §5.4: until DAD passes, packets to the address are not ours.
-      if (ip6.size() >= 40 && unusable(IpAddr::v6(ip6_addr_at(ip6.data() + 24)))) {
+      if (unusable_ && ip6.size() >= 40 && unusable(IpAddr::v6(ip6_addr_at(ip6.data() + 24)))) {
         ++stats_.rx_tentative_dst;
         return {};
       }

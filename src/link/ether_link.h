@@ -1,7 +1,10 @@
 // EtherLink: a weir::Netif over an Ethernet frame device. Frames IP packets
 // for their next hop, resolves next hops with ARP (RFC 826) and IPv6
 // neighbour discovery (RFC 4861 §7), answers both for this host's
-// addresses, and hands received IP datagrams back to the driver. Pure: time
+// addresses, checks its IPv6 addresses are unique before using them
+// (duplicate address detection, RFC 4862 §5.4), reports the multicast
+// groups it listens to (MLDv2, RFC 3810), and hands received IP datagrams
+// back to the driver. Pure: time
 // comes in through input()/advance(), frames go out through a FrameSink,
 // and nothing here reads a clock, sleeps or does I/O.
 //
@@ -209,6 +212,7 @@ class EtherLink final : public Netif {
   std::vector<MacAddr> multicast_macs_;  // multicast_macs(), computed once
   std::vector<std::vector<uint8_t>> local_;  // take_local(): ICMP errors for our stack
   std::vector<Dad> dad_;         // one per IPv6 address
+  size_t unusable_ = 0;          // of them tentative or duplicate: 0 keeps the data path's checks free
   MldHost mld_;
   bool started_ = false;         // start(): groups joined, DAD begun
   mutable EtherStats stats_;     // the tables' counters folded in by stats()

@@ -22,6 +22,7 @@ const EtherLink::Dad* EtherLink::dad_entry(const IpAddr& ip) const {
 }
 
 bool EtherLink::unusable(const IpAddr& ip) const {
+  if (unusable_ == 0) return false;  // every address assigned: the common case, per packet
   const Dad* d = ip.is_v4() ? nullptr : dad_entry(ip);
   return d && d->state != AddrState::kPreferred;
 }
@@ -72,6 +73,7 @@ void EtherLink::dad_advance() {
     // announced again now that a report may come from a real source.
     d.state = AddrState::kPreferred;
     d.due = Time::never();
+    --unusable_;
     if (cfg_.mld) mld_.announce(now_);
   }
 }
