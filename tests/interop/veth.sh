@@ -175,6 +175,12 @@ dad)
   [ "$DEV" = packet ] || interop_skip "dad: --packet only"
   command -v tshark >/dev/null || interop_skip "no tshark"
   ip -n "$K" -6 addr add $W6/64 dev "$KDEV" nodad
+  # weir's end up first, and Linux's end ready to send (its qdisc no longer
+  # noop: linkwatch activates it some time after the carrier comes up), or
+  # Linux's answer to a probe weir sends at once may be dropped unsent.
+  ip -n "$W" link set "$WDEV" up
+  wait_for 50 sh -c "ip -n $K link show $KDEV | grep -q LOWER_UP && ! tc -n $K qdisc show dev $KDEV | grep -q noop" \
+    || fail "Linux's end of the veth did not come up"
   # Live, line by line: weir's MLD reports (hop limit 1, Hop-by-Hop
   # header) and DAD probes (from ::), as Linux's end receives them.
   sn=ff02::1:ff00:1  # solicited-node group of $W6 (RFC 4291 §2.7.1)
