@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "wire/bytes.h"
+
 namespace weir::link {
 
 namespace {
@@ -49,8 +51,7 @@ XmitResult CopyTx::put(std::span<const uint8_t> head, std::span<const uint8_t> r
   uint8_t* at = room(pre + len);
   if (!at) return ++st.tx_ring_full, XmitResult::kDropped;
   if (vnet_) encode_vnet(vh, at);
-  std::memcpy(at + pre, head.data(), head.size());
-  std::memcpy(at + pre + head.size(), rest.data(), rest.size());
+  wire::put_bytes(wire::put_bytes(at + pre, head), rest);
   queue(at, pre + len);
   ++st.tx_frames;
   st.tx_bytes += len;

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "wire/bytes.h"
+
 namespace weir::link {
 
 namespace {
@@ -233,8 +235,7 @@ XmitResult PacketRing::ring_send(std::span<const uint8_t> head, std::span<const 
   const uint32_t status = load(h->tp_status);
   if (status & TP_STATUS_WRONG_FORMAT) ++st_.tx_wrong_format;
   else if (status != TP_STATUS_AVAILABLE) return ++st_.tx_ring_full, XmitResult::kDropped;
-  std::memcpy(slot + tx_data_offset(), head.data(), head.size());
-  std::memcpy(slot + tx_data_offset() + head.size(), rest.data(), rest.size());
+  wire::put_bytes(wire::put_bytes(slot + tx_data_offset(), head), rest);
   h->tp_len = static_cast<uint32_t>(len);
   h->tp_snaplen = h->tp_len;
   h->tp_next_offset = 0;  // tpacket_parse_header refuses variable-size slots

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "link/tun_uring.h"
+#include "wire/bytes.h"
 
 namespace weir::link {
 
@@ -140,7 +141,7 @@ bool TunDevice::tx_fits(const VnetHdr& h, size_t len) {
 
 size_t TunDevice::frame(const VnetHdr& h, std::span<const uint8_t> pkt, uint8_t* out) const {
   if (vnet_) encode_vnet(h, out);
-  std::memcpy(out + header_len(), pkt.data(), pkt.size());
+  wire::put_bytes(out + header_len(), pkt);
   return header_len() + pkt.size();
 }
 

@@ -1,7 +1,9 @@
 #include "link/vnet.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "wire/bytes.h"
 #include "wire/checksum.h"
 
 namespace weir::link {
@@ -64,7 +66,7 @@ void encode_vnet(const VnetHdr& h, uint8_t* b) {
 // last segment may carry PSH.
 bool GsoCoalescer::mergeable(std::span<const uint8_t> l2, std::span<const uint8_t> p) const {
   if (segs_ == 0 || short_tail_ || p.size() <= hdr_len_) return false;
-  if (l2.size() != l2_ || std::memcmp(buf_, l2.data(), l2_) != 0) return false;
+  if (l2.size() != l2_ || !std::equal(l2.begin(), l2.end(), buf_)) return false;  // a TUN's l2 is empty
   const TcpLayout l = tcp_layout(p);
   if (l.hdr != hdr_len_ || (p[l.ip + 13] & ~kPsh) != kAck) return false;
   const size_t len = p.size() - l.hdr;
@@ -104,8 +106,7 @@ XmitResult GsoCoalescer::push(std::span<const uint8_t> l2, std::span<const uint8
     return out_.pass(l2, pkt);  // not a candidate (control segment, pure ACK, not TCP)
   buf_ = out_.open(l2_ + max_);
   if (!buf_) return out_.pass(l2, pkt);  // no room for a run: alone, if at all
-  std::memcpy(buf_, l2.data(), l2_);
-  std::memcpy(buf_ + l2_, p.data(), p.size());
+  wire::put_bytes(wire::put_bytes(buf_, l2), p);
   len_ = l2_ + p.size();
   hdr_len_ = l.hdr;
   seg_size_ = p.size() - l.hdr;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <span>
 
 namespace weir::wire {
 
@@ -21,6 +23,13 @@ inline void store_be32(uint8_t* p, uint32_t v) {
   p[1] = static_cast<uint8_t>(v >> 16);
   p[2] = static_cast<uint8_t>(v >> 8);
   p[3] = static_cast<uint8_t>(v);
+}
+
+// Copies s to p and returns the byte after it. An empty span may have a null
+// data(), which memcpy must never see (C11 7.24.1p2), so it copies nothing.
+inline uint8_t* put_bytes(uint8_t* p, std::span<const uint8_t> s) {
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
 }
 
 }  // namespace weir::wire
