@@ -26,20 +26,8 @@ EtherLinkConfig dad_config(bool mld = false) {
   return c;
 }
 
-std::vector<uint8_t> nd_frame(const MacAddr& dst, const MacAddr& src, const NdMessage& m) {
-  std::vector<uint8_t> f(kEtherHeaderLen + kNdPacketLen);
-  write_ether_header(f.data(), {dst, src, kEthPIpv6});
-  f.resize(kEtherHeaderLen + emit_nd(m, f.data() + kEtherHeaderLen));
-  return f;
-}
-
 NdMessage nd(uint8_t type, const IpAddr& src, const IpAddr& dst, const IpAddr& target) {
-  NdMessage m;
-  m.type = type;
-  m.src = src;
-  m.dst = dst;
-  m.target = target;
-  return m;
+  return nd_message(type, src, dst, target);
 }
 
 // The probe A sends at start, checked field by field.

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "link/ether_link.h"
+#include "link/ndisc.h"
 #include "wire/bytes.h"
 
 namespace weir::link::test {
@@ -72,6 +74,24 @@ inline MacAddr frame_dst(const std::vector<uint8_t>& f) {
 inline uint16_t frame_type(const std::vector<uint8_t>& f) { return wire::load_be16(f.data() + 12); }
 inline std::span<const uint8_t> frame_payload(const std::vector<uint8_t>& f) {
   return std::span<const uint8_t>(f).subspan(kEtherHeaderLen);
+}
+
+// A neighbour discovery message and the frame that carries it.
+inline NdMessage nd_message(uint8_t type, const IpAddr& src, const IpAddr& dst, const IpAddr& target,
+                            std::optional<MacAddr> lladdr = std::nullopt) {
+  NdMessage m;
+  m.type = type;
+  m.src = src;
+  m.dst = dst;
+  m.target = target;
+  m.lladdr = lladdr;
+  return m;
+}
+inline std::vector<uint8_t> nd_frame(const MacAddr& dst, const MacAddr& src, const NdMessage& m) {
+  std::vector<uint8_t> f(kEtherHeaderLen + kNdPacketLen);
+  write_ether_header(f.data(), {dst, src, kEthPIpv6});
+  f.resize(kEtherHeaderLen + emit_nd(m, f.data() + kEtherHeaderLen));
+  return f;
 }
 
 // Host A (.1, MAC ...:01) and host B (.2, MAC ...:02) on 10.0.0.0/24 and

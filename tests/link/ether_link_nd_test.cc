@@ -13,21 +13,8 @@ using namespace weir::link::test;
 
 const IpAddr kA = ip6("2001:db8::1"), kB = ip6("2001:db8::2");
 
-std::vector<uint8_t> nd_frame(const MacAddr& dst, const MacAddr& src, const NdMessage& m) {
-  std::vector<uint8_t> f(kEtherHeaderLen + kNdPacketLen);
-  write_ether_header(f.data(), {dst, src, kEthPIpv6});
-  f.resize(kEtherHeaderLen + emit_nd(m, f.data() + kEtherHeaderLen));
-  return f;
-}
-
 NdMessage ns(const IpAddr& src, const IpAddr& dst, const IpAddr& target, std::optional<MacAddr> sll) {
-  NdMessage m;
-  m.type = kIcmp6NeighSolicit;
-  m.src = src;
-  m.dst = dst;
-  m.target = target;
-  m.lladdr = sll;
-  return m;
+  return nd_message(kIcmp6NeighSolicit, src, dst, target, sll);
 }
 
 NdMessage parse_frame(const std::vector<uint8_t>& f) {

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "link/gso_recorder.h"
 #include "link/tun.h"
 #include "wire/checksum.h"
 #include "wire/packet.h"
@@ -73,20 +74,7 @@ Bytes numbered(uint8_t i, size_t len = 100) {
 }
 
 Bytes segment(uint32_t seq, size_t len, uint8_t flags = wire::tcp_flag::ACK) {
-  wire::IpInfo ip;
-  ip.version = 4;
-  ip.src = *IpAddr::parse("192.0.2.2");
-  ip.dst = *IpAddr::parse("192.0.2.1");
-  wire::TcpHeader h;
-  h.src_port = 40000;
-  h.dst_port = 80;
-  h.seq = Seq32(seq);
-  h.ack = Seq32(5000);
-  h.flags = flags;
-  h.window = 1000;
-  Bytes payload(len);
-  for (size_t i = 0; i < len; ++i) payload[i] = static_cast<uint8_t>(seq + i);
-  return wire::build_tcp_packet(ip, h, payload);
+  return test::tcp_segment(*IpAddr::parse("192.0.2.2"), *IpAddr::parse("192.0.2.1"), 40000, 80, seq, len, flags);
 }
 
 // The 10-byte virtio_net_hdr (little-endian) the kernel puts first.

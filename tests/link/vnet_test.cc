@@ -28,20 +28,8 @@ using test::Written;
 // An Ethernet frame to `dst_mac_last` holding a TCP segment of `len` bytes
 // at `seq`, padded to IEEE 802.3's 60-byte minimum as a link pads it.
 std::vector<uint8_t> frame(bool v6, uint32_t seq, size_t len, uint8_t flags = ACK, uint8_t dst_mac_last = 2) {
-  wire::IpInfo ip;
-  ip.version = v6 ? 6 : 4;
-  ip.src = *IpAddr::parse(v6 ? "fd00::1" : "192.0.2.1");
-  ip.dst = *IpAddr::parse(v6 ? "fd00::2" : "192.0.2.2");
-  wire::TcpHeader h;
-  h.src_port = 80;
-  h.dst_port = 40000;
-  h.seq = Seq32(seq);
-  h.ack = Seq32(5000);
-  h.flags = flags;
-  h.window = 1000;
-  std::vector<uint8_t> payload(len);
-  for (size_t i = 0; i < len; ++i) payload[i] = static_cast<uint8_t>(seq + i);
-  const auto pkt = wire::build_tcp_packet(ip, h, payload);
+  const auto pkt = test::tcp_segment(*IpAddr::parse(v6 ? "fd00::1" : "192.0.2.1"),
+                                     *IpAddr::parse(v6 ? "fd00::2" : "192.0.2.2"), 80, 40000, seq, len, flags);
   const uint8_t eth[kEth] = {2, 0, 0, 0, 0, dst_mac_last, 2, 0, 0, 0, 0, 1, static_cast<uint8_t>(v6 ? 0x86 : 0x08),
                              static_cast<uint8_t>(v6 ? 0xdd : 0x00)};
   std::vector<uint8_t> f(std::max<size_t>(60, kEth + pkt.size()), 0xee);
