@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <compare>
 #include <cstring>
 #include <cstdint>
@@ -42,7 +43,13 @@ class IpAddr {
   bool is_unspecified() const;
   std::string to_string() const;
 
-  auto operator<=>(const IpAddr&) const = default;
+  // Byte order (the defaulted form's), by two big-endian words: the
+  // defaulted form called memcmp for each step of an ordered-map lookup
+  // (the neighbour table, once per transmitted frame).
+  std::strong_ordering operator<=>(const IpAddr& o) const {
+    if (const uint64_t a = word(0), b = o.word(0); a != b) return a <=> b;
+    return word(8) <=> o.word(8);
+  }
   // Two word compares: the defaulted form called memcmp, twice per demux
   // lookup of every received segment.
   bool operator==(const IpAddr& o) const {
@@ -53,6 +60,12 @@ class IpAddr {
   }
 
  private:
+  uint64_t word(size_t at) const {
+    uint64_t w = 0;
+    std::memcpy(&w, b_.data() + at, 8);
+    if constexpr (std::endian::native == std::endian::little) w = __builtin_bswap64(w);
+    return w;
+  }
   std::array<uint8_t, 16> b_{};
 };
 

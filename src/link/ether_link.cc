@@ -11,17 +11,20 @@
 namespace weir::link {
 namespace {
 
-// Whether `a` and `b` share their first `plen` bits.
+uint64_t load_be64(const uint8_t* p) { return uint64_t{wire::load_be32(p)} << 32 | wire::load_be32(p + 4); }
+
+// The first `bits` (0-64) bits of a 64-bit word.
+uint64_t top_bits(int bits) { return bits <= 0 ? 0 : bits >= 64 ? ~uint64_t{0} : ~uint64_t{0} << (64 - bits); }
+
+// Whether `a` and `b` share their first `plen` bits, compared a word at a
+// time: this runs for every transmitted packet (next hop, directed
+// broadcast). IPv4 prefixes count from bit 96 of the mapped form.
 bool same_prefix(const IpAddr& a, const IpAddr& b, int plen) {
-  const auto& x = a.bytes();
-  const auto& y = b.bytes();
-  // IPv4 prefixes count from bit 96 of the mapped form.
-  int bits = a.is_v4() ? 96 + plen : plen;
-  for (size_t i = 0; i < 16 && bits > 0; ++i, bits -= 8) {
-    const uint8_t mask = bits >= 8 ? 0xff : static_cast<uint8_t>(0xff << (8 - bits));
-    if ((x[i] ^ y[i]) & mask) return false;
-  }
-  return true;
+  const uint8_t* x = a.bytes().data();
+  const uint8_t* y = b.bytes().data();
+  const int bits = a.is_v4() ? 96 + plen : plen;
+  return ((load_be64(x) ^ load_be64(y)) & top_bits(bits)) == 0 &&
+         ((load_be64(x + 8) ^ load_be64(y + 8)) & top_bits(bits - 64)) == 0;
 }
 
 // The IP datagram without the Ethernet padding that follows it in a short

@@ -272,6 +272,49 @@ TEST(EtherLinkArp, BroadcastAndMulticastMapWithoutResolution) {
   EXPECT_EQ(a.neighbor_count(), 0u);
 }
 
+// Prefixes of any length, across the 64-bit halves of an address: whether a
+// destination is on-link (resolved itself), off-link (its gateway resolved)
+// or a directed broadcast (no resolution) follows the exact prefix bits.
+TEST(EtherLinkRouting, OnLinkFollowsEveryPrefixBit) {
+  RecordingSink sink;
+  auto c = TwoHosts::config(1);
+  c.addrs = {{kA, 25}, {ip6("2001:db8::1"), 60}, {ip6("2001:db8:1::1"), 64}, {ip6("fd00::1"), 72}};
+  c.gateway4 = ip4(10, 0, 0, 126);
+  c.gateway6 = ip6("2001:db8::fe");
+  struct Case {
+    IpAddr dst;
+    bool on_link;
+  };
+  const Case cases[] = {
+      {ip4(10, 0, 0, 100), true},
+      {ip4(10, 0, 0, 129), false},  // bit 25 differs
+      {ip4(10, 0, 0, 255), false},  // 10.0.0.0/24's broadcast, but not in /25
+      {ip6("2001:db8:0:f::5"), true},
+      {ip6("2001:db8:0:10::5"), false},  // bit 59
+      {ip6("2001:db8:1:0:ffff::1"), true},
+      {ip6("2001:db8:1:1::1"), false},  // bit 63, the last of the first half
+      {ip6("fd00::ff:1:2"), true},
+      {ip6("fd00:0:0:0:100::1"), false},  // bit 71, in the second half
+  };
+  for (const Case& k : cases) {
+    EtherLink a(c, sink);  // a fresh table for each case
+    a.advance(at_ms(0));
+    const bool v6 = !k.dst.is_v4();
+    const IpAddr gw = v6 ? *c.gateway6 : *c.gateway4;
+    a.transmit(v6 ? ipv6_packet(ip6("2001:db8::1"), k.dst, 1) : ipv4_packet(kA, k.dst, 1));
+    EXPECT_EQ(a.neighbor(k.dst) != nullptr, k.on_link) << k.dst.to_string();
+    EXPECT_EQ(a.neighbor(gw) != nullptr, !k.on_link) << k.dst.to_string();
+  }
+  // 10.0.0.127 is the /25's directed broadcast: no resolution at all.
+  EtherLink a(c, sink);
+  a.advance(at_ms(0));
+  sink.frames.clear();
+  a.transmit(ipv4_packet(kA, ip4(10, 0, 0, 127), 2));
+  ASSERT_EQ(sink.frames.size(), 1u);
+  EXPECT_EQ(frame_dst(sink.frames[0]), kBroadcastMac);
+  EXPECT_EQ(a.neighbor_count(), 0u);
+}
+
 TEST(EtherLinkArp, RequestForSomeoneElsesAddressIsNotAnsweredNorLearned) {
   RecordingSink sink;
   EtherLink b(TwoHosts::config(2), sink);

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <random>
+
 #include "weir/addr.h"
 #include "weir/config.h"
 #include "weir/seq.h"
@@ -44,6 +48,27 @@ TEST(IpAddr, ParsesAndPrintsBothFamilies) {
   EXPECT_FALSE(b->is_v4());
   EXPECT_EQ(b->to_string(), "fd3d:fa7b:d17d::1");
   EXPECT_FALSE(IpAddr::parse("300.1.1.1"));
+}
+
+// IpAddr orders by its bytes, first to last (ordered tables depend on it
+// for deterministic scans), in both words and at their boundary.
+TEST(IpAddr, OrdersByBytesFirstToLast) {
+  std::mt19937 rng(4291);
+  for (int i = 0; i < 2000; ++i) {
+    std::array<uint8_t, 16> x{}, y{};
+    for (auto& b : x) b = static_cast<uint8_t>(rng() % 3);  // few values: many equal prefixes
+    y = x;
+    y[rng() % 16] = static_cast<uint8_t>(rng() % 3);
+    const IpAddr a = IpAddr::v6(x), b = IpAddr::v6(y);
+    const bool less = std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+    EXPECT_EQ(a < b, less) << a.to_string() << " " << b.to_string();
+    EXPECT_EQ(a == b, x == y);
+    EXPECT_EQ(b < a, !less && x != y);
+  }
+  EXPECT_LT(*IpAddr::parse("::ff"), *IpAddr::parse("::100"));      // not little-endian words
+  EXPECT_LT(*IpAddr::parse("0:0:0:ff::"), *IpAddr::parse("0:0:0:100::"));
+  EXPECT_LT(*IpAddr::parse("10.0.0.9"), *IpAddr::parse("10.0.1.0"));
+  EXPECT_LT(*IpAddr::parse("255.255.255.255"), *IpAddr::parse("2001:db8::"));  // ::ffff:0:0/96 first
 }
 
 TEST(StackConfig, SetsBySysctlNameAndReportsBadValues) {
