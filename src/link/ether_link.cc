@@ -11,8 +11,6 @@
 namespace weir::link {
 namespace {
 
-uint64_t load_be64(const uint8_t* p) { return uint64_t{wire::load_be32(p)} << 32 | wire::load_be32(p + 4); }
-
 // The first `bits` (0-64) bits of a 64-bit word.
 uint64_t top_bits(int bits) { return bits <= 0 ? 0 : bits >= 64 ? ~uint64_t{0} : ~uint64_t{0} << (64 - bits); }
 
@@ -23,8 +21,8 @@ bool same_prefix(const IpAddr& a, const IpAddr& b, int plen) {
   const uint8_t* x = a.bytes().data();
   const uint8_t* y = b.bytes().data();
   const int bits = a.is_v4() ? 96 + plen : plen;
-  return ((load_be64(x) ^ load_be64(y)) & top_bits(bits)) == 0 &&
-         ((load_be64(x + 8) ^ load_be64(y + 8)) & top_bits(bits - 64)) == 0;
+  return ((wire::load_be64(x) ^ wire::load_be64(y)) & top_bits(bits)) == 0 &&
+         ((wire::load_be64(x + 8) ^ wire::load_be64(y + 8)) & top_bits(bits - 64)) == 0;
 }
 
 // The IP datagram without the Ethernet padding that follows it in a short
