@@ -31,6 +31,10 @@ struct StackConfig {
   // 1..255). tcp_reflect_tos 1: a passive open's SYN-ACK and child take the
   // SYN's DSCP (Linux tcp_v4_send_synack / tcp_v4_syn_recv_sock).
   int ip_default_ttl = 64;
+  // The IPv6 counterpart: net.ipv6.conf.{all,default}.hop_limit (1..255),
+  // the hop limit of IPv6 packets whose socket has IPV6_UNICAST_HOPS -1
+  // (Linux ip6_dst_hoplimit: the device's conf hop_limit; weir has one).
+  int ipv6_hop_limit = 64;
   int tcp_reflect_tos = 0;
   // IPv6 flow labels from the transmit hash (tcp/flow_label.h; RFC 6437).
   // net.ipv6.auto_flowlabels 0..3: off, opt-out (Linux's default; a socket

@@ -96,7 +96,7 @@ struct SockOpts {
   uint8_t ip_tos = 0;       // IP_TOS
   int16_t ip_ttl = -1;      // IP_TTL; -1: net.ipv4.ip_default_ttl
   uint8_t ipv6_tclass = 0;  // IPV6_TCLASS
-  int16_t ipv6_hops = -1;   // IPV6_UNICAST_HOPS; -1: kIpv6DefaultHops
+  int16_t ipv6_hops = -1;   // IPV6_UNICAST_HOPS; -1: conf hop_limit
   // IPV6_AUTOFLOWLABEL (Linux AUTOFLOWLABEL / AUTOFLOWLABEL_SET); -1: never
   // set, net.ipv6.auto_flowlabels decides (tcp/flow_label.h).
   int8_t ipv6_autoflowlabel = -1;

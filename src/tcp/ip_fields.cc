@@ -121,12 +121,12 @@ std::optional<Errc> get_ip_field(const SockOpts& o, bool v6_socket, uint8_t tx_e
   // socket's choice or the sysctl's default.
   if (name == IPV6_AUTOFLOWLABEL) return put_int(out, len, sock_autolabel(cfg, o.ipv6_autoflowlabel));
   // do_ipv6_getsockopt: np->hop_limit, else the route's hop limit.
-  return put_int(out, len, o.ipv6_hops < 0 ? kIpv6DefaultHops : o.ipv6_hops);
+  return put_int(out, len, o.ipv6_hops < 0 ? cfg.ipv6_hop_limit : o.ipv6_hops);
 }
 
 IpFields reply_ip_fields(const StackConfig& cfg, bool v4, uint8_t seg_tos) {
   return {static_cast<uint8_t>(seg_tos & ~kIpEcnMask),
-          static_cast<uint8_t>(v4 ? cfg.ip_default_ttl : kIpv6DefaultHops)};
+          static_cast<uint8_t>(v4 ? cfg.ip_default_ttl : cfg.ipv6_hop_limit)};
 }
 
 void reflect_syn_tos(SockOpts& o, bool v4, uint8_t syn_tos) {

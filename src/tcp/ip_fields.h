@@ -20,7 +20,6 @@ struct SockOpts;
 
 inline constexpr uint8_t kIpEcnMask = 0x3;      // Linux INET_ECN_MASK
 inline constexpr uint8_t kIpEct0 = 0x2;         // Linux INET_ECN_ECT_0 (RFC 3168 §5)
-inline constexpr uint8_t kIpv6DefaultHops = 64;  // Linux IPV6_DEFAULT_HOPLIMIT (conf hop_limit)
 
 // The TOS / traffic class byte, TTL / hop limit and (IPv6 only) flow
 // label (RFC 6437, 20 bits; tcp/flow_label.h) of one packet.
@@ -54,7 +53,7 @@ std::optional<Errc> get_ip_field(const SockOpts& o, bool v6_socket, uint8_t tx_e
 template <typename Opts>
 IpFields socket_ip_fields(const Opts& o, const StackConfig& cfg, bool v4) {
   if (v4) return {o.ip_tos, static_cast<uint8_t>(o.ip_ttl < 0 ? cfg.ip_default_ttl : o.ip_ttl)};
-  return {o.ipv6_tclass, static_cast<uint8_t>(o.ipv6_hops < 0 ? kIpv6DefaultHops : o.ipv6_hops)};
+  return {o.ipv6_tclass, static_cast<uint8_t>(o.ipv6_hops < 0 ? cfg.ipv6_hop_limit : o.ipv6_hops)};
 }
 
 // What a reply built from an arriving segment carries (Linux

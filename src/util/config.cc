@@ -1,5 +1,6 @@
 // StackConfig::set: sysctl-style keys. A table maps each name to its field
 // so that a bad key or value is reported with what was expected.
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <variant>
@@ -32,6 +33,8 @@ constexpr Key kKeys[] = {
     {"tcp_window_scaling", &StackConfig::tcp_window_scaling},
     {"tcp_ecn", &StackConfig::tcp_ecn},
     {"ip_default_ttl", &StackConfig::ip_default_ttl},
+    {"conf.all.hop_limit", &StackConfig::ipv6_hop_limit},
+    {"conf.default.hop_limit", &StackConfig::ipv6_hop_limit},
     {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos},
     {"auto_flowlabels", &StackConfig::auto_flowlabels},
     {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges},
@@ -165,7 +168,7 @@ bool parse_port_ranges(std::string_view v, PortRanges& out) {
 // The int sysctls whose handlers bound their values (Linux
 // proc_dointvec_minmax / proc_dou8vec_minmax): EINVAL outside [lo, hi].
 // ipv4_table: tcp_tw_reuse 0..2, ip_default_ttl ip_ttl_min..ip_ttl_max,
-// tcp_reflect_tos 0..1; ipv6_table: auto_flowlabels to
+// tcp_reflect_tos 0..1; addrconf: conf hop_limit 1..255; ipv6_table: auto_flowlabels to
 // IP6_AUTO_FLOW_LABEL_MAX, flowlabel_state_ranges 0..1; net.core txrehash
 // SOCK_TXREHASH_DISABLED..ENABLED.
 struct IntRange {
@@ -178,6 +181,9 @@ struct IntRange {
 constexpr IntRange kIntRanges[] = {
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse, 0, 2, "0, 1 or 2"},
     {"ip_default_ttl", &StackConfig::ip_default_ttl, 1, 255, "1..255"},
+    // addrconf_sysctl: hop_limit by proc_dointvec_minmax, 1..255.
+    {"conf.all.hop_limit", &StackConfig::ipv6_hop_limit, 1, 255, "1..255"},
+    {"conf.default.hop_limit", &StackConfig::ipv6_hop_limit, 1, 255, "1..255"},
     {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos, 0, 1, "0 or 1"},
     {"auto_flowlabels", &StackConfig::auto_flowlabels, 0, 3, "0..3"},
     {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges, 0, 1, "0 or 1"},
@@ -244,8 +250,13 @@ std::string StackConfig::set(std::string_view key, std::string_view value) {
     if (key.substr(0, prefix.size()) == prefix)
       return set("tcp_cubic_" + std::string(key.substr(prefix.size())), value);
   }
-  for (std::string_view prefix : {"net.ipv4.", "net.ipv6.", "net.core.", "/proc/sys/net/ipv4/", "/proc/sys/net/ipv6/",
-                                  "/proc/sys/net/core/"}) {
+  // A /proc/sys path names the sysctl its dotted form names (sysctl(8)).
+  if (constexpr std::string_view proc = "/proc/sys/"; key.substr(0, proc.size()) == proc) {
+    std::string dotted(key.substr(proc.size()));
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    return set(dotted, value);
+  }
+  for (std::string_view prefix : {"net.ipv4.", "net.ipv6.", "net.core."}) {
     if (key.substr(0, prefix.size()) == prefix) {
       key.remove_prefix(prefix.size());
       break;

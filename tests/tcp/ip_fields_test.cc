@@ -109,6 +109,25 @@ TEST(IpFields, DefaultTtlIsTheSysctl) {
   EXPECT_EQ(get_int(t, s, IPPROTO_IP, IP_TTL), 100);
 }
 
+// IPv6's counterpart: the conf hop_limit (all or default: weir has one
+// device) for sockets whose IPV6_UNICAST_HOPS is -1, and for resets.
+TEST(IpFields, DefaultHopLimitIsTheSysctl) {
+  StackConfig cfg;
+  ASSERT_EQ(cfg.set("net.ipv6.conf.all.hop_limit", "33"), "");
+  Harness t(cfg);
+  t.local = IpAddr::v6({0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+  t.remote = IpAddr::v6({0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2});
+  t.stack().add_address(t.local);
+  const SocketId s = *t.stack().socket(true);
+  ASSERT_EQ(t.stack().connect(t.now(), s, Endpoint{t.remote, t.remote_port}), Errc::kInProgress);
+  EXPECT_EQ(t.expect_tx().ip.ttl, 33);
+  EXPECT_EQ(get_int(t, s, IPPROTO_IPV6, IPV6_UNICAST_HOPS), 33);
+  EXPECT_EQ(get_int(t, s, IPPROTO_IP, IP_TTL), 64);  // IPv4's stays ip_default_ttl
+  StackConfig c2;
+  EXPECT_EQ(c2.set("/proc/sys/net/ipv6/conf/default/hop_limit", "7"), "");
+  EXPECT_EQ(c2.ipv6_hop_limit, 7);
+}
+
 TEST(IpFields, SysctlRanges) {
   StackConfig cfg;
   EXPECT_NE(cfg.set("net.ipv4.ip_default_ttl", "0"), "");
@@ -116,8 +135,12 @@ TEST(IpFields, SysctlRanges) {
   EXPECT_EQ(cfg.set("net.ipv4.ip_default_ttl", "255"), "");
   EXPECT_NE(cfg.set("net.ipv4.tcp_reflect_tos", "2"), "");
   EXPECT_EQ(cfg.set("net.ipv4.tcp_reflect_tos", "1"), "");
+  EXPECT_NE(cfg.set("net.ipv6.conf.all.hop_limit", "0"), "");
+  EXPECT_NE(cfg.set("net.ipv6.conf.default.hop_limit", "256"), "");
+  EXPECT_EQ(cfg.set("net.ipv6.conf.default.hop_limit", "255"), "");
   EXPECT_EQ(cfg.ip_default_ttl, 255);
   EXPECT_EQ(cfg.tcp_reflect_tos, 1);
+  EXPECT_EQ(cfg.ipv6_hop_limit, 255);
 }
 
 // Linux __ip_sock_set_tos on SOCK_STREAM keeps TCP's ECN bits: the user's
