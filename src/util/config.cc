@@ -33,8 +33,8 @@ constexpr Key kKeys[] = {
     {"tcp_window_scaling", &StackConfig::tcp_window_scaling},
     {"tcp_ecn", &StackConfig::tcp_ecn},
     {"ip_default_ttl", &StackConfig::ip_default_ttl},
-    {"conf.all.hop_limit", &StackConfig::ipv6_hop_limit},
-    {"conf.default.hop_limit", &StackConfig::ipv6_hop_limit},
+    {"ipv6.conf.all.hop_limit", &StackConfig::ipv6_hop_limit},
+    {"ipv6.conf.default.hop_limit", &StackConfig::ipv6_hop_limit},
     {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos},
     {"auto_flowlabels", &StackConfig::auto_flowlabels},
     {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges},
@@ -182,8 +182,8 @@ constexpr IntRange kIntRanges[] = {
     {"tcp_tw_reuse", &StackConfig::tcp_tw_reuse, 0, 2, "0, 1 or 2"},
     {"ip_default_ttl", &StackConfig::ip_default_ttl, 1, 255, "1..255"},
     // addrconf_sysctl: hop_limit by proc_dointvec_minmax, 1..255.
-    {"conf.all.hop_limit", &StackConfig::ipv6_hop_limit, 1, 255, "1..255"},
-    {"conf.default.hop_limit", &StackConfig::ipv6_hop_limit, 1, 255, "1..255"},
+    {"ipv6.conf.all.hop_limit", &StackConfig::ipv6_hop_limit, 1, 255, "1..255"},
+    {"ipv6.conf.default.hop_limit", &StackConfig::ipv6_hop_limit, 1, 255, "1..255"},
     {"tcp_reflect_tos", &StackConfig::tcp_reflect_tos, 0, 1, "0 or 1"},
     {"auto_flowlabels", &StackConfig::auto_flowlabels, 0, 3, "0..3"},
     {"flowlabel_state_ranges", &StackConfig::flowlabel_state_ranges, 0, 1, "0 or 1"},
@@ -256,6 +256,8 @@ std::string StackConfig::set(std::string_view key, std::string_view value) {
     std::replace(dotted.begin(), dotted.end(), '/', '.');
     return set(dotted, value);
   }
+  // Per-device keys keep their family (net.ipv4.conf.* are other settings).
+  if (key.substr(0, 14) == "net.ipv6.conf.") key.remove_prefix(4);
   for (std::string_view prefix : {"net.ipv4.", "net.ipv6.", "net.core."}) {
     if (key.substr(0, prefix.size()) == prefix) {
       key.remove_prefix(prefix.size());

@@ -136,6 +136,7 @@ TEST(IpFields, SysctlRanges) {
   EXPECT_NE(cfg.set("net.ipv4.tcp_reflect_tos", "2"), "");
   EXPECT_EQ(cfg.set("net.ipv4.tcp_reflect_tos", "1"), "");
   EXPECT_NE(cfg.set("net.ipv6.conf.all.hop_limit", "0"), "");
+  EXPECT_NE(cfg.set("net.ipv4.conf.all.hop_limit", "9"), "");  // no such IPv4 setting
   EXPECT_NE(cfg.set("net.ipv6.conf.default.hop_limit", "256"), "");
   EXPECT_EQ(cfg.set("net.ipv6.conf.default.hop_limit", "255"), "");
   EXPECT_EQ(cfg.ip_default_ttl, 255);
