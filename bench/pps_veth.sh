@@ -10,6 +10,12 @@
 #                 veth pair (weir turns TSO/GSO/GRO off on its end), a
 #                 python reader (1 MB recv_into) on the other end
 #   Linux->weir : a python writer (1 MB sendall) to `weir serve --app discard --packet`
+#   weir->weir  : (WW=1, the default) `weir serve --app chargen --packet` on
+#                 one end of a third veth pair, `weir fetch tcp://... --no-sha256`
+#                 on the other (copy TX with GSO super-packets; the
+#                 receiver's RX path WWRX, default copy); no kernel TCP on either end, so
+#                 the receiving stack runs in its own process, not in the
+#                 sender's softirq as Linux's does over veth
 # Both pairs alike: MTU 1500, Linux's end with TSO and GSO off. Each bulk
 # transfer runs WARM seconds, then the Linux end's device counter is read
 # over SECS seconds; ROUNDS rounds alternate Linux->Linux and weir's two
@@ -31,7 +37,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy} WW=${WW:-1} WWRX=${WWRX:-copy}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
@@ -91,6 +97,8 @@ veth_pair "$D" "${P}va" "$V" "${P}vb"  # Linux <-> Linux
 ip -n "$D" addr add 198.51.100.1/24 dev "${P}va"; ip -n "$V" addr add 198.51.100.2/24 dev "${P}vb"
 veth_pair "$D" "${P}xa" "$X" "${P}xb"  # Linux (D) <-> weir (X, no kernel addresses)
 ip -n "$D" addr add 198.18.0.2/24 dev "${P}xa"
+Y=$(ns_add y)
+veth_pair "$Y" "${P}ya" "$Y" "${P}yb"  # weir <-> weir (no kernel addresses)
 
 linux_linux() {
   bg llsink $(pin rx) ip netns exec "$V" iperf3 -s -1 -B 198.51.100.2
@@ -120,10 +128,21 @@ while True: s.sendall(b)'
 PYRECV='import socket,sys; s=socket.create_connection((sys.argv[1],int(sys.argv[2]))); b=bytearray(1<<20)
 while s.recv_into(b): pass'
 weir_linux() { weir_app chargen 19 "" rx "$PYRECV"; }
+# weir_weir: chargen from one weir to the other's raw fetch; the receiving
+# end's counter is rated, as Linux's end is for weir->Linux.
+weir_weir() {
+  bg ww-serve $(pin tx) "$WEIR" serve --netns "$Y" --packet "${P}ya" --addr 198.18.1.1/24 --app chargen --no-control "${XARGS[@]}"
+  local srv=$LAST_PID
+  sleep 1  # no kernel address to probe the server with: give it its start-up
+  bg ww-fetch $(pin rx) "$WEIR" fetch --netns "$Y" --packet "${P}yb" --ring-rx "$WWRX" --addr 198.18.1.2/24 --no-sha256 -q \
+    --timeout $((WARM + SECS + 10)) tcp://198.18.1.1:19 "${XARGS[@]}"
+  rate_then_stop "$Y" "${P}yb" rx "$srv" "$r-weir-weir" "$LAST_PID" "$srv"
+}
 linux_weir() { weir_app discard 9 "" tx "$PYSEND"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 
 head="| round | Linux->Linux veth |" sep="| --- | --- |"
+[ "$WW" = 1 ] && { head+=" weir->weir |"; sep+=" --- |"; }
 for ring in $RINGS; do for tx in $TXS; do
   head+=" weir->Linux $ring $tx | Linux->weir $ring $tx |"; sep+=" --- | --- |"
 done; done
@@ -131,6 +150,7 @@ echo "$head"; echo "$sep"
 for r in $(seq "$ROUNDS"); do
   ll=$(linux_linux)
   row="| $r | $ll |"
+  if [ "$WW" = 1 ]; then ww=$(weir_weir); row+=" $ww ($(ratio "$ww" "$ll")) |"; fi
   for ring in $RINGS; do for tx in $TXS; do
     if [ $((r % 2)) = 1 ]; then wl=$(weir_linux); lw=$(linux_weir); else lw=$(linux_weir); wl=$(weir_linux); fi
     row+=" $wl ($(ratio "$wl" "$ll")) | $lw ($(ratio "$lw" "$ll")) |"
@@ -138,6 +158,7 @@ for r in $(seq "$ROUNDS"); do
   echo "$row"
   if [ "$PERF" = 1 ]; then
     lc=$(per_cpu "$r-linux-sender") row="| $r, per CPU-second of the sender | $lc |"
+    [ "$WW" = 1 ] && { wc=$(per_cpu "$r-weir-weir"); row+=" $wc ($(ratio "$wc" "$lc")) |"; }
     for ring in $RINGS; do for tx in $TXS; do
       wc=$(per_cpu "$r-$ring-$tx-chargen") row+=" $wc ($(ratio "$wc" "$lc")) | |"
     done; done

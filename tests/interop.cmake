@@ -105,6 +105,17 @@ if(WEIR_INTEROP_TESTS)
   weir_interop(veth_fetch_v3 120 ${_interop}/veth.sh fetch)
   set_tests_properties(interop_veth_http_v3 interop_veth_fetch_v3 PROPERTIES
     ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RING=v3;TX=ring")
+  # The copying RX path (session 21: recvmmsg, no ring): curl from weir
+  # serve, and weir on both ends of a veth (`weirs`: each resolves the
+  # other by its own ARP and ND; weir fetch from weir serve, sha256 checked).
+  weir_interop(veth_http_copyrx 120 ${_interop}/veth.sh http)
+  weir_interop(veth_weirs_copyrx 120 ${_interop}/veth.sh weirs)
+  set_tests_properties(interop_veth_http_copyrx interop_veth_weirs_copyrx PROPERTIES
+    ENVIRONMENT "WEIR=$<TARGET_FILE:weir_cli>;MB=10;RING=copy")
+  weir_interop(veth_weirs 120 ${_interop}/veth.sh weirs)
+  # weir fetch tcp:// (no HTTP) from nc -l -N, sha256 checked; --no-sha256
+  # counts only.
+  weir_interop(veth_raw 60 ${_interop}/veth.sh raw)
   # weir fetch from an absent on-link host: EHOSTUNREACH after ARP/ND's 3 s
   # (session 17: ICMP errors for failed resolutions to the own stack).
   weir_interop(veth_unreach 60 ${_interop}/veth.sh unreach)

@@ -23,18 +23,24 @@ std::string duplicate_error(const link::EtherLink& ether);
 
 class PacketLink final : public PolledLink {
  public:
-  PacketLink(std::unique_ptr<link::PacketRing> ring, link::EtherLinkConfig cfg);
+  // `batch`: frames read per input() call (DriverOptions::batch).
+  PacketLink(std::unique_ptr<link::PacketRing> ring, link::EtherLinkConfig cfg, size_t batch);
   Netif& netif() override { return ether_; }
   int fd() const override { return ring_->fd(); }
   void input(Time now, Stack& st) override;
   void advance(Time now, Stack& st) override;
   Time next_deadline() const override;
   void flush() override { ring_->flush(); }
+  // A drain that stopped at `batch` frames may have left more: read again
+  // at once, from the timer's wake-up as much as the fd's.
+  bool rx_pending() const override { return ring_->rx_ready(); }
+  bool input_on_timer() const override { return ring_->rx_ready(); }
   std::string describe() const override;
   bool addresses_pending() const override { return ether_.dad_pending(); }
   std::string address_error() const override { return duplicate_error(ether_); }
 
  private:
+  uint32_t chunk_;
   std::unique_ptr<link::PacketRing> ring_;
   std::array<uint8_t, 6> mac_;  // weir's MAC, joined on the interface's filter
   link::EtherLink ether_;

@@ -39,6 +39,11 @@ class Fetch final : public App {
     s_ = *s;
     Errc e = st.connect(now, s_, Endpoint{o_.url.addr, o_.url.port});
     if (e != Errc::kOk && e != Errc::kInProgress) return std::string("connect: ") + errc_name(e);
+    if (o_.url.raw) {
+      // Nothing to ask and no head to wait for: every byte is the body.
+      sent_all_ = have_head_ = true;
+      return {};
+    }
     req_ = fmt::format("GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: weir-fetch\r\nAccept: */*\r\n"
                        "Connection: close\r\n\r\n", o_.url.target, o_.url.host);
     return {};
@@ -144,7 +149,7 @@ class Fetch final : public App {
 
   void body_bytes(Time now, std::span<const uint8_t> data) {
     if (length_ && got_ + data.size() > *length_) data = data.first(static_cast<size_t>(*length_ - got_));
-    sha_.update(data);
+    if (o_.sha256) sha_.update(data);
     if (out_ && std::fwrite(data.data(), 1, data.size(), out_) != data.size()) {
       finish(now, "write failed");
       return;
@@ -188,10 +193,11 @@ class Fetch final : public App {
       return false;
     }
     double secs = std::max((now - start_).secs(), 1e-6);
-    std::string hex = sha_.hex();
-    fmt::print("{}  {}\n", hex, o_.output.empty() ? "-" : o_.output);
     fmt::print(stderr, "weir fetch: {} bytes in {:.3f} s ({:.1f} Mbit/s)\n", got_, secs,
                static_cast<double>(got_) * 8 / secs / 1e6);
+    if (!o_.sha256) return false;
+    std::string hex = sha_.hex();
+    fmt::print("{}  {}\n", hex, o_.output.empty() ? "-" : o_.output);
     if (!o_.expect_sha256.empty() && hex != o_.expect_sha256) {
       fmt::print(stderr, "weir fetch: sha256 mismatch (expected {})\n", o_.expect_sha256);
       status_ = 3;

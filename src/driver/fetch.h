@@ -1,6 +1,7 @@
 // `weir fetch URL`: weir's own HTTP/1.1 client. One GET, the body streamed
 // to a file (or discarded), a progress bar on a terminal, and the body's
-// SHA-256 at the end (optionally checked against an expected value).
+// SHA-256 at the end (optionally checked against an expected value). A
+// tcp:// URL skips HTTP: the connection's whole byte stream is the body.
 #pragma once
 
 #include <memory>
@@ -15,6 +16,9 @@ struct FetchOptions {
   http::Url url;
   std::string output;           // "" or "-": no file, count and hash only
   std::string expect_sha256;    // "" = do not check
+  // false: count the bytes only. At veth rates SHA-256 costs more CPU per
+  // byte than the stack does, so a receiving benchmark turns it off.
+  bool sha256 = true;
   bool progress = false;        // draw a bar on stderr
   Duration timeout = Duration::s(300);
 };

@@ -95,8 +95,14 @@ RangeResult parse_range(std::string_view v, uint64_t size, ByteRange* out) {
 
 Expected<Url, std::string> parse_url(std::string_view s) {
   Url u;
-  if (s.substr(0, 7) != "http://") return Unexpected(std::string("only http:// URLs"));
-  s.remove_prefix(7);
+  if (s.substr(0, 6) == "tcp://") {
+    u.raw = true;
+    s.remove_prefix(6);
+  } else if (s.substr(0, 7) == "http://") {
+    s.remove_prefix(7);
+  } else {
+    return Unexpected(std::string("only http:// and tcp:// URLs"));
+  }
   size_t slash = s.find('/');
   std::string_view auth = s.substr(0, slash);
   u.target = slash == std::string_view::npos ? "/" : std::string(s.substr(slash));
@@ -121,6 +127,9 @@ Expected<Url, std::string> parse_url(std::string_view s) {
   if (!port.empty() && (!parse_u64(port, &p) || p == 0 || p > 65535))
     return Unexpected(fmt::format("bad port '{}'", port));
   u.port = static_cast<uint16_t>(p);
+  // A raw stream has no well-known port and no resource to name.
+  if (u.raw && port.empty()) return Unexpected(std::string("tcp:// needs a port"));
+  if (u.raw && u.target != "/") return Unexpected(std::string("tcp:// takes no path"));
   return u;
 }
 

@@ -46,8 +46,12 @@ struct Url {
   std::string host;  // as written (for the Host field)
   uint16_t port = 80;
   std::string target = "/";
+  // "tcp://": no HTTP at all; the whole byte stream is the body, ending at
+  // the peer's FIN (a netcat-style sink, e.g. for chargen or `nc -l`).
+  bool raw = false;
 };
-// "http://192.0.2.1:8080/x", "http://[fd00::1]/y". Hosts must be IP literals:
+// "http://192.0.2.1:8080/x", "http://[fd00::1]/y"; "tcp://192.0.2.1:19",
+// "tcp://[fd00::1]:9000" (a port and no path). Hosts must be IP literals:
 // weir has no resolver.
 Expected<Url, std::string> parse_url(std::string_view url);
 

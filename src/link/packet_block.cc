@@ -64,7 +64,16 @@ Expected<RingGeometry, std::string> slots(uint32_t size, uint32_t count, size_t 
 size_t tx_data_offset() { return kHdr; }
 
 Expected<RingGeometry, std::string> rx_geometry(const PacketRingConfig& cfg, size_t page, uint32_t max_frame) {
-  return cfg.rx_ring == RxRing::kV2 ? rx_v2_geometry(cfg, page, max_frame) : rx_v3_geometry(cfg, page, max_frame);
+  switch (cfg.rx_ring) {
+    case RxRing::kV2: return rx_v2_geometry(cfg, page, max_frame);
+    case RxRing::kV3: return rx_v3_geometry(cfg, page, max_frame);
+    case RxRing::kCopy: break;
+  }
+  // No ring: rx_frame_count frames may wait in the socket's queue, read
+  // kCopyRxBatch at a time into slots of max_frame bytes.
+  if (max_frame == 0 || cfg.rx_frame_count == 0 || cfg.rx_frame_count > kMaxRingFrames)
+    return Unexpected(fmt::format("RX copy: {} frames is outside 1 .. {}", cfg.rx_frame_count, kMaxRingFrames));
+  return RingGeometry{max_frame * kCopyRxBatch, 1, max_frame, cfg.rx_frame_count};
 }
 
 // RX (TPACKET_V2): tpacket_rcv puts the frame at macoff = netoff - maclen,

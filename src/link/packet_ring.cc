@@ -105,6 +105,7 @@ Expected<std::unique_ptr<PacketRing>, std::string> PacketRing::open(const std::s
 // The RX socket: the configured ring, bound to ETH_P_ALL on the interface.
 Expected<bool, std::string> PacketRing::open_rx(unsigned ifindex, const PacketRingConfig& cfg) {
   kind_ = cfg.rx_ring;
+  if (kind_ == RxRing::kCopy) return open_copy_rx(ifindex, cfg);
   const bool v2 = kind_ == RxRing::kV2;
   rx_fd_ = packet_socket(v2 ? TPACKET_V2 : TPACKET_V3);
   if (rx_fd_ < 0) return Unexpected(err(v2 ? "AF_PACKET socket TPACKET_V2" : "AF_PACKET socket TPACKET_V3"));
@@ -120,6 +121,33 @@ Expected<bool, std::string> PacketRing::open_rx(unsigned ifindex, const PacketRi
   if (v2) frames_ = FrameRing(rx_map_, rx_, max_frame_);
   if (bind_to(rx_fd_, ifindex, ETH_P_ALL) < 0) return Unexpected(err("bind to " + name_));
   return true;
+}
+
+// The copying RX socket (link/packet_copy_rx.h): no ring; PACKET_AUXDATA
+// for what a slot's header would say. Its receive buffer bounds the frames
+// waiting in the kernel at about rx_frame_count: packet_rcv charges each
+// queued skb's truesize (a 1514-byte frame's is 2-4 KiB: a linear skb's
+// kmalloc'ed head, or a GSO segment's page fragment and its head).
+Expected<bool, std::string> PacketRing::open_copy_rx(unsigned ifindex, const PacketRingConfig& cfg) {
+  rx_fd_ = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (rx_fd_ < 0) return Unexpected(err("AF_PACKET socket"));
+  (void)set_int(rx_fd_, PACKET_IGNORE_OUTGOING, 1);  // as open_rx
+  if (set_int(rx_fd_, PACKET_AUXDATA, 1) < 0) return Unexpected(err("PACKET_AUXDATA"));
+  const int rcvbuf = static_cast<int>(std::min<size_t>(size_t{cfg.rx_frame_count} * 4096, size_t{1} << 30));
+  if (::setsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+    (void)::setsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  copy_rx_ = CopyRx(kCopyRxBatch, max_frame_);
+  if (bind_to(rx_fd_, ifindex, ETH_P_ALL) < 0) return Unexpected(err("bind to " + name_));
+  return true;
+}
+
+bool PacketRing::rx_ready() const {
+  switch (kind_) {
+    case RxRing::kV2: return frames_.ready();
+    case RxRing::kV3: return block_ready(rx_next_);
+    case RxRing::kCopy: break;
+  }
+  return copy_rx_.more();
 }
 
 // The TX socket: a TPACKET_V3 transmit ring, bound with protocol 0 so it
@@ -275,15 +303,17 @@ void PacketRing::read_kernel_stats() {
 
 std::string PacketRing::describe() const {
   const auto& s = st_;
-  // V2: the ring's size (every frame has its own slot); V3: blocks walked.
-  const std::string unit = kind_ == RxRing::kV2 ? fmt::format("through {} slots", rx_.frame_count)
-                                                : fmt::format("in {} blocks", s.rx_blocks);
+  // V2: the ring's size (every frame has its own slot); V3: blocks walked;
+  // copy: the socket queue's bound.
+  std::string rx = "TPACKET_V2", unit = fmt::format("through {} slots", rx_.frame_count);
+  if (kind_ == RxRing::kV3) rx = "TPACKET_V3", unit = fmt::format("in {} blocks", s.rx_blocks);
+  if (kind_ == RxRing::kCopy) rx = "copying", unit = fmt::format("by recvmmsg from a queue of {} frames", rx_.frame_count);
   return fmt::format(
-      "{}: AF_PACKET TPACKET_{} rx {} frames {} bytes {} ({} wake-ups; {} checksums partial or verified), "
+      "{}: AF_PACKET {} rx {} frames {} bytes {} ({} wake-ups; {} checksums partial or verified), "
       "{} own skipped, {} oversize, {} vlan, {} malformed, {} dropped by the kernel ({} losing, {} freezes); "
       "{} tx {} frames {} bytes in {} {} ({} failed or partial), {} refused (ring full), {} oversize, "
       "{} wrong format, {} refused by the kernel{}\n",
-      name_, kind_ == RxRing::kV2 ? "V2" : "V3", s.rx_frames, s.rx_bytes, unit, s.rx_wakeups, s.rx_csum_ok,
+      name_, rx, s.rx_frames, s.rx_bytes, unit, s.rx_wakeups, s.rx_csum_ok,
       s.rx_outgoing, s.rx_oversize, s.rx_vlan, s.rx_malformed, s.rx_kernel_drops, s.rx_losing, s.rx_freeze,
       tx_mode_ == TxMode::kRing ? "TPACKET_V3" : "copying", s.tx_frames, s.tx_bytes, s.tx_sends,
       tx_mode_ == TxMode::kRing ? "sendto" : "sendmmsg", s.tx_send_errors, s.tx_ring_full, s.tx_oversize,

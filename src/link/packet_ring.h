@@ -34,6 +34,7 @@
 #include <string>
 
 #include "link/frame_sink.h"
+#include "link/packet_copy_rx.h"
 #include "link/packet_copy_tx.h"
 #include "link/packet_rx.h"
 #include "weir/expected.h"
@@ -48,7 +49,10 @@ namespace weir::link {
 // a sender's ACKs, which never fill a block, wait for the timer; a V2 slot
 // reaches weir as tpacket_rcv fills it. Bulk data fills V3 blocks within
 // a fraction of a millisecond, so a receive-mostly weir may prefer V3.
-enum class RxRing : uint8_t { kV2, kV3 };
+// kCopy: no ring; recvmmsg(2) from the socket's queue (link/packet_copy_rx.h),
+// so the receiver's copy runs on the receiver's CPU, not in the softirq of
+// whoever sent the frame.
+enum class RxRing : uint8_t { kV2, kV3, kCopy };
 
 // How frames are sent (--packet-tx). kRing: the TPACKET_V3 TX ring, whose
 // frames leave as skbs holding the ring's pages (tpacket_fill_skb), which
@@ -149,11 +153,13 @@ class PacketRing final : public FrameSink {
   Expected<bool, std::string> add_mac(const std::array<uint8_t, 6>& mac);
 
   // Visits every ready frame (at most the whole ring, so a wake-up is
-  // bounded) as deliver(bytes, checksum_valid), and returns each slot (V2)
-  // or block (V3) to the kernel after its frames. Returns the frames
-  // delivered.
+  // bounded, and at most `max` with V2 and kCopy) as deliver(bytes,
+  // checksum_valid), and returns each slot (V2) or block (V3) to the kernel
+  // after its frames. Returns the frames seen (V2, kCopy) or delivered (V3).
   template <class F>
-  size_t drain(F&& deliver);
+  size_t drain(F&& deliver, uint32_t max = UINT32_MAX);
+  // Whether frames may be waiting after a drain that stopped at its `max`.
+  bool rx_ready() const;
 
   using FrameSink::send_frame;
   XmitResult send_frame(std::span<const uint8_t> head, std::span<const uint8_t> rest) override;
@@ -173,6 +179,7 @@ class PacketRing final : public FrameSink {
  private:
   PacketRing() = default;
   Expected<bool, std::string> open_rx(unsigned ifindex, const PacketRingConfig& cfg);
+  Expected<bool, std::string> open_copy_rx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_tx(unsigned ifindex, const PacketRingConfig& cfg);
   Expected<bool, std::string> open_copy_tx(unsigned ifindex, const PacketRingConfig& cfg);
   XmitResult ring_send(std::span<const uint8_t> head, std::span<const uint8_t> rest);
@@ -208,6 +215,7 @@ class PacketRing final : public FrameSink {
   uint8_t* rx_map_ = nullptr;
   uint8_t* tx_map_ = nullptr;
   FrameRing frames_;      // V2: the slots of rx_map_
+  CopyRx copy_rx_;        // kCopy's slots
   uint32_t rx_next_ = 0;  // V3: the next block the kernel hands over (it fills them in order)
   uint32_t tx_head_ = 0;  // the next TX slot to fill
   size_t tx_pending_ = 0;  // bytes of the slots requested and not yet sent by a sendto()
@@ -216,8 +224,13 @@ class PacketRing final : public FrameSink {
 };
 
 template <class F>
-size_t PacketRing::drain(F&& deliver) {
-  return kind_ == RxRing::kV2 ? frames_.drain(st_, deliver) : drain_blocks(deliver);
+size_t PacketRing::drain(F&& deliver, uint32_t max) {
+  switch (kind_) {
+    case RxRing::kV2: return frames_.drain(st_, deliver, max);
+    case RxRing::kV3: return drain_blocks(deliver);
+    case RxRing::kCopy: break;
+  }
+  return copy_rx_.drain(rx_fd_, st_, deliver, std::min(max, rx_.frame_count));
 }
 
 template <class F>

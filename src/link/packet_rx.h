@@ -116,7 +116,7 @@ class FrameRing {
   // as deliver(bytes, checksum_valid), each slot handed back after its
   // frame. Returns the frames delivered.
   template <class F>
-  size_t drain(PacketRingStats& st, F&& deliver);
+  size_t drain(PacketRingStats& st, F&& deliver, uint32_t max = UINT32_MAX);
 
  private:
   uint8_t* slot(uint32_t i) const;
@@ -128,10 +128,10 @@ class FrameRing {
 };
 
 template <class F>
-size_t FrameRing::drain(PacketRingStats& st, F&& deliver) {
+size_t FrameRing::drain(PacketRingStats& st, F&& deliver, uint32_t max) {
   size_t n = 0;
   uint32_t seen = 0;
-  for (; seen < g_.frame_count && ready(); ++seen) {
+  for (; seen < g_.frame_count && seen < max && ready(); ++seen) {
     const RxFrame f = read();
     if (count_rx(st, f)) {
       deliver(f.bytes, f.verdict == RxVerdict::kDeliverChecksumValid);

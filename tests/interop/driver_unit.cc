@@ -151,6 +151,27 @@ TEST(Http, UrlsNeedIpLiteralsAndBracketIpv6) {
   EXPECT_FALSE(http::parse_url("http://example.com/"));
   EXPECT_FALSE(http::parse_url("https://192.0.2.1/"));
   EXPECT_FALSE(http::parse_url("http://192.0.2.1:70000/"));
+  EXPECT_FALSE(u->raw);
+}
+
+TEST(Http, TcpUrlsNameARawStreamByAddressAndPort) {
+  auto u = http::parse_url("tcp://192.0.2.1:19");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->raw);
+  EXPECT_TRUE(u->addr.is_v4());
+  EXPECT_EQ(u->port, 19);
+  auto v = http::parse_url("tcp://[fd00::1]:9000");
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->raw);
+  EXPECT_FALSE(v->addr.is_v4());
+  EXPECT_EQ(v->port, 9000);
+  auto no_port = http::parse_url("tcp://192.0.2.1");
+  ASSERT_FALSE(no_port);
+  EXPECT_EQ(no_port.error(), "tcp:// needs a port");
+  auto path = http::parse_url("tcp://192.0.2.1:19/x");
+  ASSERT_FALSE(path);
+  EXPECT_EQ(path.error(), "tcp:// takes no path");
+  EXPECT_FALSE(http::parse_url("udp://192.0.2.1:19"));
 }
 
 TEST(Http, TargetsNeverEscapeTheRoot) {

@@ -10,6 +10,10 @@
 #                  EHOSTUNREACH (failed ARP/ND, ICMP errors to the own stack)
 #   veth.sh dad    Linux holds weir's IPv6 address: weir's DAD refuses it
 #                  (exit 1), and Linux sees weir's MLD report and probe
+#   veth.sh raw    `weir fetch tcp://` reads a raw stream from `nc -l -N`
+#                  (no HTTP), sha256 checked; `--no-sha256` prints no digest
+#   veth.sh weirs  weir on both ends of a veth (ARP/ND between two weirs):
+#                  `weir fetch` from `weir serve --app http`
 #   veth.sh peer   both ends of the veth in one namespace, `--peer` giving
 #                  Linux's end its addresses: nc echo, `weir ss --dev`;
 #                  once per RX ring in RINGS (default "v2 v3")
@@ -17,9 +21,9 @@
 # sha256; then Linux's neighbour table must hold weir's MAC for weir's
 # addresses (http: the --mac given; fetch: the default, derived from the
 # interface's MAC, ether_setup.h). MB sets the size (default 10); XT the
-# time limit of one transfer in seconds. RING (v2 or v3; default: weir's
-# own, v2) picks the AF_PACKET RX ring of http and fetch (--ring-rx), and
-# the device counters must name it. TX (ring or copy; default: weir's own)
+# time limit of one transfer in seconds. RING (v2, v3 or copy; default:
+# weir's own, v2) picks the AF_PACKET RX path of http, fetch, raw and
+# weirs (--ring-rx), and http's device counters must name it. TX (ring or copy; default: weir's own)
 # picks how http and fetch send (--packet-tx), and the counters must name
 # that too, with frames sent.
 set -u
@@ -90,9 +94,10 @@ http)
   wait "$WEIR_PID" || fail "weir serve exited with $?"
   grep -Eq "rx [1-9][0-9]* frames" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "no device counters on exit"; }
   if [ "$DEV" = packet ]; then
-    want=$(echo "${RING:-v2}" | tr v V)
-    grep -q "AF_PACKET TPACKET_$want rx" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $want ring"; }
-    echo "ok: RX ring TPACKET_$want"
+    want=TPACKET_$(echo "${RING:-v2}" | tr v V)
+    [ "${RING:-}" = copy ] && want=copying
+    grep -q "AF_PACKET $want rx" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $want RX path"; }
+    echo "ok: RX $want"
     txname=copying
     [ "${TX:-}" = ring ] && txname=TPACKET_V3
     grep -Eq "$txname tx [1-9]" "$WORK/weir.log" || { cat "$WORK/weir.log"; fail "not the $txname TX path"; }
@@ -119,6 +124,58 @@ fetch)
     # The TAP goes with weir; a veth keeps Linux's entry for weir's address.
     [ "$DEV" = packet ] && neigh_has "$([ "$f" = 4 ] && echo $W4 || echo $W6)" "$(derived_mac)"
   done ;;
+raw)
+  command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
+  [ "$DEV" = packet ] || interop_skip "raw: --packet only"
+  port=9000
+  for f in $FAMILIES; do
+    port=$((port + 1))
+    # nc sends the file, then half-closes (-N): the FIN ends weir's body.
+    (exec ip netns exec "$K" nc -"$f" -N -l "$port" <"$WORK/www/blob") >"$WORK/nc-$f.log" 2>&1 &
+    PIDS+=($!)
+    wait_for 10 ip netns exec "$K" sh -c "ss -ltn 'sport = :$port' | grep -q LISTEN" || fail "nc -l $port did not start"
+    url="tcp://$(url_host "$f" $K4 $K6):$port"
+    timeout "$XT" "$WEIR" fetch "${DEVARGS[@]}" "${ADDRS[@]}" --sha256 "$WANT" --timeout $((XT - 1)) "$url" \
+      >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+    grep -q "^$WANT" "$WORK/fetch.log" || { cat "$WORK/fetch.log"; fail "weir fetch did not print the sha256"; }
+    echo "ok: weir fetch $url ($MB MB raw over $DEV, sha256 matches)"
+  done
+  # Counting only: the byte count, and no digest line.
+  (exec ip netns exec "$K" nc -4 -N -l 9100 <"$WORK/www/blob") >"$WORK/nc-count.log" 2>&1 &
+  PIDS+=($!)
+  wait_for 10 ip netns exec "$K" sh -c "ss -ltn 'sport = :9100' | grep -q LISTEN" || fail "nc -l 9100 did not start"
+  timeout "$XT" "$WEIR" fetch "${DEVARGS[@]}" "${ADDRS[@]}" --no-sha256 --timeout $((XT - 1)) "tcp://$K4:9100" \
+    >"$WORK/count.out" 2>"$WORK/count.err" || { cat "$WORK/count.err"; fail "weir fetch --no-sha256"; }
+  bytes=$(stat -c %s "$WORK/www/blob")
+  grep -q "weir fetch: $bytes bytes in" "$WORK/count.err" || { cat "$WORK/count.err"; fail "no byte count $bytes"; }
+  [ ! -s "$WORK/count.out" ] || { cat "$WORK/count.out"; fail "--no-sha256 printed a digest"; }
+  echo "ok: weir fetch --no-sha256 counted $bytes bytes and printed no digest"
+  if "$WEIR" fetch --no-sha256 --sha256 "$WANT" --addr $W4/24 --packet "${P}w" "tcp://$K4:1" >/dev/null 2>"$WORK/both.err"; then
+    fail "--no-sha256 with --sha256 was accepted"
+  fi
+  grep -q "excludes" "$WORK/both.err" || { cat "$WORK/both.err"; fail "--no-sha256 with --sha256: not refused as exclusive"; }
+  echo "ok: --no-sha256 excludes --sha256" ;;
+weirs)
+  [ "$DEV" = packet ] || interop_skip "weirs: --packet only"
+  # A pair of its own, both ends weir's, no kernel addresses on either:
+  # each weir resolves the other by its own ARP and neighbour discovery.
+  Y=$(ns_add y)
+  ip -n "$Y" link add "${P}ya" type veth peer name "${P}yb" || fail "ip link add veth"
+  bg weir-serve "$WEIR" serve --netns "$Y" --packet "${P}ya" ${RING:+--ring-rx "$RING"} "${ADDRS[@]}" --control "$CTL" \
+    --app http "$WORK/www" --port 8080
+  SPID=$LAST_PID
+  wait_for 10 test -S "$CTL" || fail "weir serve did not start"
+  for f in $FAMILIES; do
+    url="http://$(url_host "$f" $W4 $W6):8080/blob"
+    timeout "$XT" "$WEIR" fetch --netns "$Y" --packet "${P}yb" ${RING:+--ring-rx "$RING"} --addr $K4/24 --addr $K6/64 --sha256 "$WANT" \
+      --timeout $((XT - 1)) "$url" >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
+    grep -q "^$WANT" "$WORK/fetch.log" || { cat "$WORK/fetch.log"; fail "weir fetch did not print the sha256"; }
+    echo "ok: weir fetch $url from weir serve ($MB MB, both ends weir)"
+  done
+  "$WEIR" ss --control "$CTL" --dev >"$WORK/dev.out" || fail "weir ss --dev"
+  grep -q "^ether " "$WORK/dev.out" || { cat "$WORK/dev.out"; fail "no EtherLink counters"; }
+  kill -TERM "$SPID"
+  wait "$SPID" || fail "weir serve exited with $?" ;;
 peer)
   command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
   head -c 100000 "$WORK/www/blob" >"$WORK/small"

@@ -309,10 +309,11 @@ TEST_P(PacketRingVeth, ARunOfSegmentsLeavesAsOneSuperPacketAndArrivesAsFrames) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rings, PacketRingVeth,
-                         ::testing::Combine(::testing::Values(RxRing::kV2, RxRing::kV3),
+                         ::testing::Combine(::testing::Values(RxRing::kV2, RxRing::kV3, RxRing::kCopy),
                                             ::testing::Values(TxMode::kRing, TxMode::kCopy)),
                          [](const ::testing::TestParamInfo<std::tuple<RxRing, TxMode>>& i) {
-                           return std::string(std::get<0>(i.param) == RxRing::kV2 ? "V2" : "V3") +
+                           const RxRing rx = std::get<0>(i.param);
+                           return std::string(rx == RxRing::kV2 ? "V2" : rx == RxRing::kV3 ? "V3" : "CopyRx") +
                                   (std::get<1>(i.param) == TxMode::kRing ? "Ring" : "Copy");
                          });
 

@@ -14,14 +14,16 @@ void add_ring_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
   app.add_option_function<std::string>(
       "--ring-rx",
       [s](const std::string& v) {
-        if (v != "v2" && v != "v3")
-          throw CLI::ValidationError("--ring-rx", "expected v2 (TPACKET_V2 slots) or v3 (TPACKET_V3 blocks), got '" +
-                                                      v + "'");
-        s->ring.rx_ring = v == "v2" ? link::RxRing::kV2 : link::RxRing::kV3;
+        if (v != "v2" && v != "v3" && v != "copy")
+          throw CLI::ValidationError("--ring-rx", "expected v2 (TPACKET_V2 slots), v3 (TPACKET_V3 blocks) or copy "
+                                                  "(recvmmsg, no ring), got '" + v + "'");
+        s->ring.rx_ring = v == "v2" ? link::RxRing::kV2 : v == "v3" ? link::RxRing::kV3 : link::RxRing::kCopy;
       },
-      "--packet: the RX ring, v2 (a slot per frame, handed over at once; the default) or v3 (blocks, handed "
-      "over when full or after the retire timer)");
-  app.add_option("--ring-rx-frames", s->ring.rx_frame_count, "--packet --ring-rx v2: RX ring slots (default 4096)")
+      "--packet: the RX ring, v2 (a slot per frame, handed over at once; the default), v3 (blocks, handed "
+      "over when full or after the retire timer) or copy (no ring: recvmmsg copies on weir's CPU, not the "
+      "sender's)");
+  app.add_option("--ring-rx-frames", s->ring.rx_frame_count,
+                 "--packet --ring-rx v2: RX ring slots; copy: frames the socket queues (default 4096)")
       ->check(CLI::Range(1u, link::kMaxRingFrames));
   app.add_option_function<uint32_t>(
          "--ring-block-kb", [s](const uint32_t& kb) { s->ring.rx_block_size = kb * 1024; },
