@@ -120,6 +120,27 @@ TEST(PacketRingFrames, OneDrainReadsAtMostTheRing) {
   EXPECT_TRUE(r.ready());
 }
 
+// A drain given a `max` (the driver's --batch) stops there and leaves the
+// rest ready, so the app reads between batches of one wake-up.
+TEST(PacketRingFrames, ADrainStopsAtItsMaxAndTheRestWaits) {
+  Ring ring(8);
+  FrameRing r(ring.mem.data(), ring.g, 1514);
+  for (uint32_t i = 0; i < 7; ++i) ring.fill(i, static_cast<uint8_t>(i));
+  PacketRingStats st;
+  Got got;
+  auto take = [&](uint32_t max) {
+    return r.drain(st, [&](std::span<const uint8_t> f, bool) { got.tags.push_back(f[0]); }, max);
+  };
+  EXPECT_EQ(take(3), 3u);
+  EXPECT_TRUE(r.ready());
+  EXPECT_EQ(ring.status(3) & TP_STATUS_USER, uint32_t{TP_STATUS_USER});  // not handed back yet
+  EXPECT_EQ(take(3), 3u);
+  EXPECT_EQ(take(3), 1u);
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(got.tags, (std::vector<uint8_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(st.rx_wakeups, 3u);
+}
+
 TEST(PacketRingFrames, OversizeTruncatedAndOwnFramesAreCountedAndHandedBack) {
   Ring ring(8);
   FrameRing r(ring.mem.data(), ring.g, 1514);
