@@ -37,7 +37,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy} WW=${WW:-1} WWRX=${WWRX:-copy}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy} WW=${WW:-1} WWRX=${WWRX:-v2 copy}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
@@ -130,19 +130,20 @@ while s.recv_into(b): pass'
 weir_linux() { weir_app chargen 19 "" rx "$PYRECV"; }
 # weir_weir: chargen from one weir to the other's raw fetch; the receiving
 # end's counter is rated, as Linux's end is for weir->Linux.
-weir_weir() {
+weir_weir() {  # RX: the receiving weir's --ring-rx
+  local rx=$1
   bg ww-serve $(pin tx) "$WEIR" serve --netns "$Y" --packet "${P}ya" --addr 198.18.1.1/24 --app chargen --no-control "${XARGS[@]}"
   local srv=$LAST_PID
   sleep 1  # no kernel address to probe the server with: give it its start-up
-  bg ww-fetch $(pin rx) "$WEIR" fetch --netns "$Y" --packet "${P}yb" --ring-rx "$WWRX" --addr 198.18.1.2/24 --no-sha256 -q \
+  bg ww-fetch $(pin rx) "$WEIR" fetch --netns "$Y" --packet "${P}yb" --ring-rx "$rx" --addr 198.18.1.2/24 --no-sha256 -q \
     --timeout $((WARM + SECS + 10)) tcp://198.18.1.1:19 "${XARGS[@]}"
-  rate_then_stop "$Y" "${P}yb" rx "$srv" "$r-weir-weir" "$LAST_PID" "$srv"
+  rate_then_stop "$Y" "${P}yb" rx "$srv" "$r-weir-weir-$rx" "$LAST_PID" "$srv"
 }
 linux_weir() { weir_app discard 9 "" tx "$PYSEND"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
 
 head="| round | Linux->Linux veth |" sep="| --- | --- |"
-[ "$WW" = 1 ] && { head+=" weir->weir |"; sep+=" --- |"; }
+if [ "$WW" = 1 ]; then for rx in $WWRX; do head+=" weir->weir rx $rx |"; sep+=" --- |"; done; fi
 for ring in $RINGS; do for tx in $TXS; do
   head+=" weir->Linux $ring $tx | Linux->weir $ring $tx |"; sep+=" --- | --- |"
 done; done
@@ -150,7 +151,7 @@ echo "$head"; echo "$sep"
 for r in $(seq "$ROUNDS"); do
   ll=$(linux_linux)
   row="| $r | $ll |"
-  if [ "$WW" = 1 ]; then ww=$(weir_weir); row+=" $ww ($(ratio "$ww" "$ll")) |"; fi
+  if [ "$WW" = 1 ]; then for rx in $WWRX; do ww=$(weir_weir "$rx"); row+=" $ww ($(ratio "$ww" "$ll")) |"; done; fi
   for ring in $RINGS; do for tx in $TXS; do
     if [ $((r % 2)) = 1 ]; then wl=$(weir_linux); lw=$(linux_weir); else lw=$(linux_weir); wl=$(weir_linux); fi
     row+=" $wl ($(ratio "$wl" "$ll")) | $lw ($(ratio "$lw" "$ll")) |"
@@ -158,7 +159,7 @@ for r in $(seq "$ROUNDS"); do
   echo "$row"
   if [ "$PERF" = 1 ]; then
     lc=$(per_cpu "$r-linux-sender") row="| $r, per CPU-second of the sender | $lc |"
-    [ "$WW" = 1 ] && { wc=$(per_cpu "$r-weir-weir"); row+=" $wc ($(ratio "$wc" "$lc")) |"; }
+    if [ "$WW" = 1 ]; then for rx in $WWRX; do wc=$(per_cpu "$r-weir-weir-$rx"); row+=" $wc ($(ratio "$wc" "$lc")) |"; done; fi
     for ring in $RINGS; do for tx in $TXS; do
       wc=$(per_cpu "$r-$ring-$tx-chargen") row+=" $wc ($(ratio "$wc" "$lc")) | |"
     done; done
