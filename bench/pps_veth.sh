@@ -29,7 +29,7 @@
 # packets per CPU-second of the sending process, iperf3's or weir's, with
 # weir's ratio to Linux's), PERF=record a
 # `perf record -g` profile of each (its top entries printed at the end). Needs root.
-# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), PIN (0), RINGS ("v3 v2"), TXS ("copy")
+# Usage: bench/pps_veth.sh [BUILD_DIR]   env: SECS (5), WARM (1), ROUNDS (3), PERF (0), PIN (0), RINGS ("v3 v2"; "" for none), TXS ("copy"), WW (1), WWRX ("v2 copy")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build/default}
@@ -37,7 +37,7 @@ WEIR=${WEIR:-$BUILD/tools/weir/weir}
 [ -x "$WEIR" ] || { echo "no weir binary at $WEIR (build weir_cli first)" >&2; exit 1; }
 WEIR=$(readlink -f "$WEIR")
 for t in nc ip iperf3 ethtool python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS:-v3 v2} TXS=${TXS:-copy} WW=${WW:-1} WWRX=${WWRX:-v2 copy}
+SECS=${SECS:-5} WARM=${WARM:-1} ROUNDS=${ROUNDS:-3} PERF=${PERF:-0} PIN=${PIN:-0} RINGS=${RINGS-v3 v2} TXS=${TXS:-copy} WW=${WW:-1} WWRX=${WWRX:-v2 copy}
 eval "XARGS=(${WEIR_ARGS:-})"  # shell words: quotes allowed
 . "$ROOT/tests/interop/lib.sh"
 interop_init pps-veth
