@@ -53,6 +53,12 @@ class CopyRx {
 
   CopyRx() = default;
   CopyRx(uint32_t slots, uint32_t max_frame, RecvFn recv = nullptr);
+  // The message headers point into the vectors' buffers, which a move
+  // carries along and a copy would not.
+  CopyRx(const CopyRx&) = delete;
+  CopyRx& operator=(const CopyRx&) = delete;
+  CopyRx(CopyRx&&) = default;
+  CopyRx& operator=(CopyRx&&) = default;
 
   // Reads up to `limit` frames from `fd` (non-blocking) and visits each as
   // deliver(bytes, checksum_valid); the rest are counted in `st`. Returns
