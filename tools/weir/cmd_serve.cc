@@ -51,7 +51,6 @@ Register reg("serve", [](CLI::App& app) -> std::function<int()> {
   app.add_option("--port", a->port, "TCP port (default: 7, 9, 19 or 80)");
   app.add_option("--control", a->setup->driver.control_path, "control socket for `weir ss` (default /tmp/weir-DEVICE.sock)");
   app.add_flag("--no-control", a->no_control, "no control socket");
-  app.add_option("--batch", a->setup->driver.batch, "packets read per wake-up");
   return [a] { return run_serve(*a); };
 });
 

@@ -52,6 +52,10 @@ void add_link_flags(CLI::App& app, const std::shared_ptr<driver::StackSetup>& s)
   app.add_option("--packet", s->packet,
                  "existing Ethernet interface (a veth end, a NIC) to run on through AF_PACKET rings (--ring-rx)");
   app.add_option("--tap", s->tap, "TAP device to attach to (created if missing): Ethernet frames");
+  // A TUN or TAP batch holds a 64 KB buffer per packet: bounded at 1024
+  // (64 MiB). On --packet the app reads between batches of a wake-up.
+  app.add_option("--batch", s->driver.batch, "packets read per batch (default 64; the app reads between batches)")
+      ->check(CLI::Range(size_t{1}, size_t{1024}));
   app.add_option("--addr", s->addrs, "weir's address(es), CIDR, e.g. 192.0.2.1/24 fd00::1/64")->required();
   app.add_option("--peer", s->peers,
                  "give the kernel side this address (CIDR) and set it up: the TUN or TAP device itself, or the "
