@@ -127,13 +127,17 @@ fetch)
 raw)
   command -v nc >/dev/null || interop_skip "no nc (netcat-openbsd)"
   [ "$DEV" = packet ] || interop_skip "raw: --packet only"
+  # nc_send FAMILY PORT: nc sends the file once, then half-closes (-N):
+  # the FIN ends weir's body.
+  nc_send() {
+    (exec ip netns exec "$K" nc -"$1" -N -l "$2" <"$WORK/www/blob") >"$WORK/nc-$2.log" 2>&1 &
+    PIDS+=($!)
+    wait_for 10 ip netns exec "$K" sh -c "ss -ltn 'sport = :$2' | grep -q LISTEN" || fail "nc -l $2 did not start"
+  }
   port=9000
   for f in $FAMILIES; do
     port=$((port + 1))
-    # nc sends the file, then half-closes (-N): the FIN ends weir's body.
-    (exec ip netns exec "$K" nc -"$f" -N -l "$port" <"$WORK/www/blob") >"$WORK/nc-$f.log" 2>&1 &
-    PIDS+=($!)
-    wait_for 10 ip netns exec "$K" sh -c "ss -ltn 'sport = :$port' | grep -q LISTEN" || fail "nc -l $port did not start"
+    nc_send "$f" "$port"
     url="tcp://$(url_host "$f" $K4 $K6):$port"
     timeout "$XT" "$WEIR" fetch "${DEVARGS[@]}" "${ADDRS[@]}" --sha256 "$WANT" --timeout $((XT - 1)) "$url" \
       >"$WORK/fetch.log" 2>&1 || { cat "$WORK/fetch.log"; fail "weir fetch $url"; }
@@ -141,9 +145,7 @@ raw)
     echo "ok: weir fetch $url ($MB MB raw over $DEV, sha256 matches)"
   done
   # Counting only: the byte count, and no digest line.
-  (exec ip netns exec "$K" nc -4 -N -l 9100 <"$WORK/www/blob") >"$WORK/nc-count.log" 2>&1 &
-  PIDS+=($!)
-  wait_for 10 ip netns exec "$K" sh -c "ss -ltn 'sport = :9100' | grep -q LISTEN" || fail "nc -l 9100 did not start"
+  nc_send 4 9100
   timeout "$XT" "$WEIR" fetch "${DEVARGS[@]}" "${ADDRS[@]}" --no-sha256 --timeout $((XT - 1)) "tcp://$K4:9100" \
     >"$WORK/count.out" 2>"$WORK/count.err" || { cat "$WORK/count.err"; fail "weir fetch --no-sha256"; }
   bytes=$(stat -c %s "$WORK/www/blob")
