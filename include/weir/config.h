@@ -94,6 +94,10 @@ struct StackConfig {
   uint32_t tcp_probe_interval_s = 600;  // the search restarts after this long
   uint32_t tcp_mtu_probe_floor = 48;    // black-hole halving stops at this MSS
   int somaxconn = 4096;
+  // `ip route ... quickack 1` (Linux RTAX_QUICKACK) on every route of the
+  // host: the receiver ACKs every data segment at once (tcp_in_quickack_mode),
+  // as stacks without delayed ACKs do.
+  bool route_quickack = false;
 
   // Keepalive (seconds).
   int tcp_keepalive_time_s = 7200;
@@ -147,6 +151,28 @@ struct StackConfig {
   int tcp_plb_rehash_rounds = 12;
   int tcp_plb_suspend_rto_sec = 60;
   int tcp_plb_cong_thresh = 128;
+
+  // The five seed bugs (../shared/seeds, docs/lab.md "Seed contrasts"),
+  // off by default and never meant for use: each puts back one shape weir
+  // must not have, so the lab can show that its experiment tells the bug
+  // from the fix (an experiment that cannot fail proves nothing). Keys
+  // "fault_seed<NNN>_<shape>", set per host in a scenario's [contrast].
+  //  000 Inferno: the usable window wraps when the peer's right edge
+  //      retreats behind snd.nxt, and the sender runs past the edge.
+  //  001 Linux before 6.18: with window scaling off, rcv_wnd, rcv_ssthresh
+  //      and window_clamp grow past the 65535 the header can carry.
+  //  002 gVisor: a packet SACKed outside recovery and then cumulatively
+  //      ACKed stays counted in flight until recovery, an RTO or an empty
+  //      queue recounts it.
+  //  003 Linux 6.6.85: a non-SACK connection held at high_seq takes a
+  //      cleared retrans_stamp as proof that a retransmission was spurious.
+  //  004 Linux 5.8-6.13: CUBIC's HyStart starts no new round below
+  //      hystart_low_window, so its first ACK-train round starts late.
+  bool fault_seed000_usable_wraps = false;
+  bool fault_seed001_rcv_wnd_unclamped = false;
+  bool fault_seed002_sacked_acked_leak = false;
+  bool fault_seed003_undo_without_proof = false;
+  bool fault_seed004_hystart_round_start = false;
 
   // Timer constants Linux compiles in (include/net/tcp.h), settable here.
   Duration rto_initial = Duration::s(1);     // TCP_TIMEOUT_INIT, RFC 6298 (2.1)

@@ -313,44 +313,85 @@ bool compare(double a, const std::string& op, double b) {
   return false;
 }
 
+namespace {
+
+// One expectation against a set of runs and their sweep metrics.
+ExpectResult check_one(const Expectation& x, const std::string& metric, const std::vector<RunResult>& runs,
+                       const std::map<std::string, double>& sweep) {
+  ExpectResult e;
+  e.x = x;
+  // Sweep metrics (runs, wedged_runs, median.*, ...) never share a name
+  // with a per-run metric.
+  if (auto it = sweep.find(metric); it != sweep.end()) {
+    e.measured = it->second;
+    e.pass = compare(e.measured, x.op, x.value);
+    return e;
+  }
+  // A per-run metric must hold in every run; report the first failing run
+  // (or the last run when all pass).
+  e.pass = !runs.empty();
+  e.missing = runs.empty();
+  for (const auto& r : runs) {
+    auto m = r.metrics.find(metric);
+    if (m == r.metrics.end()) {
+      e.pass = false;
+      e.missing = true;
+      e.seed = r.seed;
+      break;
+    }
+    e.measured = m->second;
+    e.seed = r.seed;
+    if (!compare(m->second, x.op, x.value)) {
+      e.pass = false;
+      break;
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
 std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& xs, const std::vector<RunResult>& runs,
                                              const std::map<std::string, double>& sweep) {
   std::vector<ExpectResult> out;
+  for (const auto& x : xs) out.push_back(check_one(x, x.metric, runs, sweep));
+  return out;
+}
+
+// "contrast.<metric>" is <metric> of the contrast's runs; without a
+// contrast result (its overrides did not load) the metric is missing.
+std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& xs, const SweepResult& s) {
+  static const std::string kContrast = "contrast.";
+  std::vector<ExpectResult> out;
   for (const auto& x : xs) {
-    ExpectResult e;
-    e.x = x;
-    auto it = sweep.find(x.metric);
-    // Sweep metrics (runs, wedged_runs, median.*, ...) never share a name
-    // with a per-run metric.
-    if (it != sweep.end()) {
-      e.measured = it->second;
-      e.pass = compare(e.measured, x.op, x.value);
-      out.push_back(e);
+    if (x.metric.rfind(kContrast, 0) != 0) {
+      out.push_back(check_one(x, x.metric, s.runs, s.sweep));
       continue;
     }
-    // A per-run metric must hold in every run; report the first failing run
-    // (or the last run when all pass).
-    e.pass = !runs.empty();
-    e.missing = runs.empty();
-    for (const auto& r : runs) {
-      auto m = r.metrics.find(x.metric);
-      if (m == r.metrics.end()) {
-        e.pass = false;
-        e.missing = true;
-        e.seed = r.seed;
-        break;
-      }
-      e.measured = m->second;
-      e.seed = r.seed;
-      if (!compare(m->second, x.op, x.value)) {
-        e.pass = false;
-        break;
-      }
-    }
-    out.push_back(e);
+    const std::string inner = x.metric.substr(kContrast.size());
+    out.push_back(s.contrast ? check_one(x, inner, s.contrast->runs, s.contrast->sweep)
+                             : check_one(x, inner, {}, {}));
   }
   return out;
 }
+
+namespace {
+
+// The contrast runs as a sweep of its own (its baseline too, derived from
+// the same file), with no pcaps: the main runs' captures are the record.
+void run_contrast(const Scenario& sc, const std::vector<uint64_t>& seeds, const RunOptions& first_opt,
+                  const std::function<void(const std::string&)>& status, SweepResult& s) {
+  if (sc.contrast_set.empty()) return;
+  auto variant = derive_scenario(sc, sc.contrast_set);
+  if (!variant) return;  // parse_scenario checked it; an override in `sc` may still break it
+  auto keep = std::make_shared<Scenario>(std::move(*variant));
+  keep->name = sc.name + " (contrast)";
+  keep->expects.clear();  // its metrics are read through "contrast.<metric>"
+  s.contrast = std::make_shared<SweepResult>(run_sweep(*keep, seeds, RunOptions{{}, first_opt.progress}, status));
+  s.contrast->variant = keep;  // owns what s.contrast->scenario points at
+}
+
+}  // namespace
 
 bool SweepResult::pass() const {
   for (const auto& e : expects)
@@ -363,11 +404,7 @@ SweepResult run_sweep(const Scenario& sc, const std::vector<uint64_t>& seeds, co
   SweepResult s;
   s.scenario = &sc;
   Expected<Scenario, std::string> base = Unexpected(std::string());
-  if (!sc.baseline_set.empty()) {
-    std::vector<std::string> ov = sc.overrides;
-    ov.insert(ov.end(), sc.baseline_set.begin(), sc.baseline_set.end());
-    base = parse_scenario(sc.source, sc.path, ov);
-  }
+  if (!sc.baseline_set.empty()) base = derive_scenario(sc, sc.baseline_set);
   for (size_t i = 0; i < seeds.size(); ++i) {
     if (status) status(fmt::format("{} seed {} ({}/{})", sc.name, seeds[i], i + 1, seeds.size()));
     RunOptions o = i == 0 ? first_opt : RunOptions{{}, first_opt.progress};
@@ -379,7 +416,8 @@ SweepResult run_sweep(const Scenario& sc, const std::vector<uint64_t>& seeds, co
     }
   }
   s.sweep = sweep_metrics(s.runs, s.baselines);
-  s.expects = check_expectations(sc.expects, s.runs, s.sweep);
+  run_contrast(sc, seeds, first_opt, status, s);
+  s.expects = check_expectations(sc.expects, s);
   return s;
 }
 

@@ -19,6 +19,8 @@ std::map<std::string, double> sweep_metrics(const std::vector<RunResult>& runs,
                                             const std::vector<RunResult>& baselines);
 std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& xs, const std::vector<RunResult>& runs,
                                              const std::map<std::string, double>& sweep);
+// The same, with "contrast.<metric>" read from the sweep's contrast.
+std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& xs, const SweepResult& s);
 // Jain's fairness index (sum x)^2 / (n sum x^2); 1 is perfectly fair.
 double jain_index(const std::vector<double>& x);
 double median(std::vector<double> v);

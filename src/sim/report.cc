@@ -166,7 +166,10 @@ std::string expectation_table(const SweepResult& s) {
   std::string o;
   for (const auto& e : s.expects) {
     std::string measured = e.missing ? "missing" : fmt_metric(e.measured);
-    std::string where = s.runs.size() > 1 && !s.sweep.count(e.x.metric) ? fmt::format(" (seed {})", e.seed) : "";
+    const std::string& m = e.x.metric;
+    const bool contrast = m.rfind("contrast.", 0) == 0 && s.contrast;
+    const bool sweep = contrast ? s.contrast->sweep.count(m.substr(9)) > 0 : s.sweep.count(m) > 0;
+    std::string where = s.runs.size() > 1 && !sweep ? fmt::format(" (seed {})", e.seed) : "";
     o += fmt::format("  {:<4} {:<44} measured {}{}\n", e.pass ? "PASS" : "FAIL", e.x.text, measured, where);
   }
   return o;
@@ -207,6 +210,13 @@ nlohmann::json sweep_json(const SweepResult& s) {
   for (const auto& r : s.baselines) base.push_back({{"seed", r.seed}, {"metrics", r.metrics}});
   j["baselines"] = base;
   j["sweep"] = s.sweep;
+  if (s.contrast) {
+    json runs_c = json::array();
+    for (const auto& r : s.contrast->runs)
+      runs_c.push_back({{"seed", r.seed}, {"metrics", r.metrics}, {"labels", r.labels}});
+    j["contrast"] = {{"set", sc.contrast_set}, {"note", sc.contrast_note}, {"runs", runs_c},
+                     {"sweep", s.contrast->sweep}};
+  }
   json ex = json::array();
   for (const auto& e : s.expects)
     ex.push_back({{"expect", e.x.text}, {"line", e.x.line}, {"pass", e.pass}, {"missing", e.missing},

@@ -75,6 +75,10 @@ struct SweepResult {
   std::vector<RunResult> baselines;        // same seeds with `baseline.set` applied
   std::map<std::string, double> sweep;     // runs, wedged_runs, median.<m>, ...
   std::vector<ExpectResult> expects;
+  // The scenario's [contrast], run over the same seeds; "contrast.<metric>"
+  // expectations were checked against it. Null without a [contrast].
+  std::shared_ptr<SweepResult> contrast;
+  std::shared_ptr<const Scenario> variant;  // owns *scenario when this is a contrast
   bool pass() const;
 };
 

@@ -82,6 +82,12 @@ struct Scenario {
   // (e.g. reordering off). Per-flow completion ratios and `wedged_runs` use it.
   std::vector<std::string> baseline_set;
   double wedged_ratio = 0;  // a run is wedged if a flow takes longer than ratio x baseline
+  // The contrast (docs/lab.md "Seed contrasts"): the same scenario, same
+  // seeds, with these overrides, usually a seed's fault switched on.
+  // Expectations named "contrast.<metric>" are checked against its runs, so
+  // a scenario shows that it tells the bug from the fix.
+  std::vector<std::string> contrast_set;
+  std::string contrast_note;  // what the contrast switches on, said plainly
   bool trace = true;        // keep per-connection samples (plots, CSV)
   bool capture = true;      // pcap per link when an output directory is given
   std::string note;         // what differs from the original experiment, said plainly
@@ -97,6 +103,9 @@ Expected<Scenario, std::string> load_scenario(const std::string& path,
                                               const std::vector<std::string>& overrides = {});
 Expected<Scenario, std::string> parse_scenario(std::string_view text, const std::string& path,
                                                const std::vector<std::string>& overrides = {});
+// A variant of `sc` (its baseline or its contrast): the same file and
+// overrides plus `extra`, without a contrast of its own.
+Expected<Scenario, std::string> derive_scenario(const Scenario& sc, const std::vector<std::string>& extra);
 // "1..12" or "3" or "1,2,5".
 Expected<std::vector<uint64_t>, std::string> parse_seed_list(std::string_view s);
 Expected<Expectation, std::string> parse_expectation(std::string_view text);

@@ -400,6 +400,27 @@ void read_expectations(Reader& r, const toml::table& root, Scenario& sc) {
   }
 }
 
+bool is_contrast_metric(const std::string& metric) { return metric.rfind("contrast.", 0) == 0; }
+
+// [contrast]: `set` (the overrides, at least one) and `note`. Expectations
+// on "contrast.<metric>" need it.
+void read_contrast(Reader& r, const toml::table& root, Scenario& sc) {
+  if (const toml::table* c = r.table(root, "", "contrast")) {
+    r.check_keys(*c, "contrast.", {"set", "note"});
+    if (const toml::array* a = r.array(*c, "contrast.", "set"))
+      for (auto&& e : *a) {
+        if (!e.is_string()) r.error(e, "contrast.set", "expected strings \"key=value\"");
+        else sc.contrast_set.push_back(*e.value<std::string>());
+      }
+    r.string(*c, "contrast.", "note", sc.contrast_note);
+    if (sc.contrast_set.empty()) r.error(*c, "contrast.set", "expected at least one \"key=value\"");
+  }
+  if (!sc.contrast_set.empty()) return;
+  for (const auto& x : sc.expects)
+    if (is_contrast_metric(x.metric))
+      r.errors.push_back(fmt::format("{}:{}: expect: {} needs a [contrast] table", sc.path, x.line, x.metric));
+}
+
 // A sysctl's name without the prefix StackConfig::set also accepts.
 std::string_view sysctl_short(std::string_view key) {
   for (std::string_view prefix : {"net.ipv4.", "net.ipv6.", "net.core."})
@@ -463,7 +484,7 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
   Scenario sc;
   sc.path = path;
   r.check_keys(root, "", {"name", "description", "note", "duration", "seed", "seeds", "topology", "link",
-                          "host", "flow", "expect", "baseline", "wedged_ratio", "trace", "capture",
+                          "host", "flow", "expect", "baseline", "contrast", "wedged_ratio", "trace", "capture",
                           "measure_from", "family"});
   r.string(root, "", "name", sc.name);
   r.string(root, "", "description", sc.description);
@@ -510,6 +531,7 @@ Expected<Scenario, std::string> interpret(const toml::table& root, const std::st
         else sc.baseline_set.push_back(*e.value<std::string>());
       }
   }
+  read_contrast(r, root, sc);
   r.number(root, "", "wedged_ratio", sc.wedged_ratio);
   r.boolean(root, "", "trace", sc.trace);
   r.boolean(root, "", "capture", sc.capture);
@@ -649,8 +671,8 @@ Expected<bool, std::string> require_header_keys(std::string_view text, const std
 }
 }  // namespace
 
-Expected<Scenario, std::string> parse_scenario(std::string_view text, const std::string& path,
-                                               const std::vector<std::string>& overrides) {
+static Expected<Scenario, std::string> parse_scenario_only(std::string_view text, const std::string& path,
+                                                    const std::vector<std::string>& overrides) {
   if (auto ascii = require_ascii(text, path); !ascii) return Unexpected(ascii.error());
   if (auto hdr = require_header_keys(text, path); !hdr) return Unexpected(hdr.error());
   for (const auto& kv : overrides)
@@ -672,6 +694,32 @@ Expected<Scenario, std::string> parse_scenario(std::string_view text, const std:
     sc->overrides = overrides;
   }
   return sc;
+}
+
+// The contrast and the baseline are checked when the file loads, so a bad
+// key in their `set` is reported before anything runs.
+Expected<Scenario, std::string> parse_scenario(std::string_view text, const std::string& path,
+                                               const std::vector<std::string>& overrides) {
+  auto sc = parse_scenario_only(text, path, overrides);
+  if (!sc) return sc;
+  for (const auto* set : {&sc->baseline_set, &sc->contrast_set}) {
+    if (set->empty()) continue;
+    if (auto v = derive_scenario(*sc, *set); !v)
+      return Unexpected(fmt::format("{}: {}.set: {}", path, set == &sc->baseline_set ? "baseline" : "contrast",
+                                    v.error()));
+  }
+  return sc;
+}
+
+Expected<Scenario, std::string> derive_scenario(const Scenario& sc, const std::vector<std::string>& extra) {
+  std::vector<std::string> ov = sc.overrides;
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  auto v = parse_scenario_only(sc.source, sc.path, ov);
+  if (v) {
+    v->contrast_set.clear();
+    std::erase_if(v->expects, [](const Expectation& x) { return is_contrast_metric(x.metric); });
+  }
+  return v;
 }
 
 Expected<Scenario, std::string> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

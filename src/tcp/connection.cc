@@ -73,7 +73,7 @@ Connection::Connection(TcpEnv& env, uint32_t id, const SockOpts& opts)
       rtt_(env.cfg().rto_initial, env.cfg().rto_min, env.cfg().rto_max),
       rec_(recovery::RecoveryConfig{env.cfg().tcp_sack, env.cfg().tcp_recovery, env.cfg().tcp_frto,
                                     env.cfg().tcp_reordering, env.cfg().tcp_max_reordering,
-                                    env.cfg().tcp_early_retrans}) {
+                                    env.cfg().tcp_early_retrans, env.cfg().fault_seed003_undo_without_proof}) {
   const StackConfig& cfg = env.cfg();
   cc_ = cc::make_cc(opts_.cc_name.empty() ? cfg.tcp_congestion_control : opts_.cc_name, cc::options_from(cfg));
   if (!cc_) cc_ = cc::make_cc("reno");  // an unknown sysctl value falls back like Linux

@@ -95,7 +95,11 @@ void Receiver::schedule_ack(Time now, Time deadline) {
   delack_deadline_ = deadline;
 }
 
-bool Receiver::in_quickack_mode() const { return quick_ > 0 && !in_pingpong_mode(); }
+// Linux tcp_in_quickack_mode: a route's quickack metric, or quick-ACK credit
+// outside ping-pong mode.
+bool Receiver::in_quickack_mode() const {
+  return cfg_.route_quickack || (quick_ > 0 && !in_pingpong_mode());
+}
 
 // Linux __tcp_ack_snd_check, after the segment is queued. ACK now when more
 // than one full-sized segment is unacknowledged and the window the peer will
@@ -292,7 +296,8 @@ void Receiver::rcv_space_adjust(Time now) {
       const uint64_t rcvbuf = std::min<uint64_t>(space_from_win(rcvwin), cfg_.tcp_rmem[2]);
       if (rcvbuf > rcvbuf_) {
         rcvbuf_ = static_cast<uint32_t>(rcvbuf);
-        window_clamp_ = std::min(win_from_space(rcvbuf_), max_window());
+        window_clamp_ = win_from_space(rcvbuf_);
+        if (!cfg_.fault_seed001) window_clamp_ = std::min(window_clamp_, max_window());
       }
     }
     rcv_space_ = copied;

@@ -17,6 +17,8 @@ ReceiverConfig ReceiverConfig::from(const StackConfig& c) {
   r.ato_min = c.ato_min;
   r.delack_min = c.delack_min;
   r.delack_max = c.delack_max;
+  r.route_quickack = c.route_quickack;
+  r.fault_seed001 = c.fault_seed001_rcv_wnd_unclamped;
   return r;
 }
 
@@ -62,7 +64,9 @@ InitialWindow Receiver::select_initial_window(uint32_t advmss, bool wscale_ok) {
   const uint64_t user_clamp = window_clamp_ ? window_clamp_ : (uint64_t{65535} << 14);
   uint64_t space = std::min<uint64_t>(full_space(), user_clamp);
   if (space > advmss_) space = space / advmss_ * advmss_;
-  rcv_wnd_ = static_cast<uint32_t>(std::min<uint64_t>(space, 65535));
+  // Seed 001's bug (lab contrast): rcv_wnd took the whole space; only the
+  // SYN's field was capped (syn_window()).
+  rcv_wnd_ = static_cast<uint32_t>(std::min<uint64_t>(space, cfg_.fault_seed001 ? UINT32_MAX : 65535));
 
   uint8_t ws = 0;
   if (wscale_ok) {
@@ -94,6 +98,10 @@ void Receiver::on_syn(Time now, const RcvNegotiated& n) {
   // rcv_ssthresh and window_clamp within what the peer can be told).
   if (!n.wscale_ok) {
     rcv_wscale_ = 0;
+  }
+  // Seed 001's bug (lab contrast): the clamp stays sized for the shift we
+  // offered, so rcv_ssthresh and rcv_wnd may grow past 65535.
+  if (!n.wscale_ok && !cfg_.fault_seed001) {
     window_clamp_ = std::min<uint32_t>(window_clamp_, 65535);
     rcv_wnd_ = std::min<uint32_t>(rcv_wnd_, 65535);
     rcv_ssthresh_ = std::min<uint32_t>(rcv_ssthresh_, 65535);
@@ -148,7 +156,7 @@ Errc Receiver::set_window_clamp(uint32_t bytes) {
 }
 
 void Receiver::apply_window_clamp(uint32_t clamp) {
-  if (initial_selected_) clamp = std::min(clamp, max_window());
+  if (initial_selected_ && !cfg_.fault_seed001) clamp = std::min(clamp, max_window());
   const uint32_t old = window_clamp_ ? window_clamp_ : max_window();
   if (clamp == old && window_clamp_ != 0) return;
   if (clamp < old) {
@@ -236,9 +244,13 @@ uint16_t Receiver::select_window(Counters& c) {
     if (nw == 0) c.inc(Counter::TcpExtTCPWantZeroWindowAdv);
     nw = cur;
   }
-  nw = static_cast<uint32_t>(std::min<uint64_t>(round_up_to_unit(nw), max_window()));
+  // Seed 001's bug (lab contrast): Linux before the fix recorded rcv_wnd
+  // before capping the header's value (tcp_select_window).
+  const uint64_t cap = cfg_.fault_seed001 ? UINT32_MAX : max_window();
+  nw = static_cast<uint32_t>(std::min<uint64_t>(round_up_to_unit(nw), cap));
   rcv_wnd_ = nw;
   rcv_wup_ = rcv_nxt_;
+  nw = std::min(nw, max_window());
   const auto field = static_cast<uint16_t>(nw >> rcv_wscale_);
   if (field == 0) {
     if (old_win != 0) c.inc(Counter::TcpExtTCPToZeroWindowAdv);

@@ -79,6 +79,9 @@ struct ReceiverConfig {
   Duration ato_min = Duration::ms(40);     // TCP_ATO_MIN
   Duration delack_min = Duration::ms(40);  // TCP_DELACK_MIN
   Duration delack_max = Duration::ms(200); // TCP_DELACK_MAX
+  bool route_quickack = false;  // StackConfig::route_quickack (RTAX_QUICKACK)
+  // StackConfig::fault_seed001_rcv_wnd_unclamped: the lab's contrast only.
+  bool fault_seed001 = false;
 
   static ReceiverConfig from(const StackConfig& c);
 };

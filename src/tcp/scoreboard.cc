@@ -35,6 +35,7 @@ void Scoreboard::reset(Seq32 snd_una) {
   known_.clear();
   counts_ = {};
   reno_sacked_ = 0;
+  phantoms_ = 0;
   high_ack_ = high_data_ = high_rxt_ = rescue_rxt_ = lost_hint_ = snd_una;
   have_highest_sack_ = false;
 }

@@ -138,6 +138,8 @@ struct AckResult {
   // the previously highest SACKed byte a never-retransmitted packet was
   // delivered, in bytes; 0 if none was.
   uint32_t reordering_bytes = 0;
+  // Packets freed by the cumulative ACK that had been SACKed before it.
+  uint32_t acked_sacked_packets = 0;
   // RFC 2883 D-SACK (Linux tcp_check_dsack()).
   bool dsack = false;
   SeqRange dsack_range{};
@@ -251,7 +253,15 @@ class Scoreboard {
   uint32_t sacked_out() const { return counts_.sacked_out; }
   uint32_t lost_out() const { return counts_.lost_out; }
   uint32_t retrans_out() const { return counts_.retrans_out; }
-  uint32_t in_flight() const { return counts_.in_flight(); }
+  uint32_t in_flight() const { return counts_.in_flight() + phantoms_; }
+  // Seed 002's bug, for the lab's contrast only (StackConfig::
+  // fault_seed002_sacked_acked_leak): gVisor's Outstanding kept packets
+  // that were SACKed outside recovery and then cumulatively ACKed, until
+  // recovery, an RTO or an empty queue recounted it. The counts stay exact;
+  // only in_flight() carries the phantoms.
+  void leak_phantoms(uint32_t packets) { phantoms_ += packets; }
+  void clear_phantoms() { phantoms_ = 0; }
+  uint32_t phantoms() const { return phantoms_; }
   uint64_t pipe_bytes() const { return counts_.pipe_bytes(); }
   uint64_t lost_retransmits() const { return lost_retransmits_; }
 
@@ -379,6 +389,7 @@ class Scoreboard {
 
   ScoreboardCounts counts_;
   uint32_t reno_sacked_ = 0;
+  uint32_t phantoms_ = 0;
   uint64_t lost_retransmits_ = 0;
   bool sack_enabled_ = true;
   Seq32 high_ack_;

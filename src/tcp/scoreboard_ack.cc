@@ -269,6 +269,8 @@ void Scoreboard::cum_ack(Seq32 ack, AckResult& r, Time) {
       ++r.delivered_packets;
       note_delivered(e, r, false);
       note_rack(e, r, scratch_.now, false);
+    } else {
+      ++r.acked_sacked_packets;
     }
     account(e, -1);
     ++r.acked_packets;

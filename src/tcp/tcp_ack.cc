@@ -213,6 +213,11 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   const std::span<const SeqRange> sacks(blocks.data(), nblocks);
   const AckResult r =
       (!sb_.empty() || nblocks) ? sb_.on_ack(seq_max(data_ack, snd_.una), sacks, now) : AckResult{};
+  // Seed 002's bug, the lab's contrast only (Scoreboard::leak_phantoms):
+  // outside recovery, SACKed packets the cumulative ACK frees stay counted.
+  const bool seed002 = env_.cfg().fault_seed002_sacked_acked_leak;
+  if (seed002 && ca_state_ != CaState::Recovery && ca_state_ != CaState::Loss)
+    sb_.leak_phantoms(r.acked_sacked_packets);
   if (ack > prior_una) {
     const uint32_t acked_data = seq_len(prior_una, seq_min(ack, write_seq_));
     if (!zc_pending_.empty() || !tx_stamps_.empty()) errq_on_ack(now, prior_una, ack);
@@ -250,6 +255,8 @@ bool Connection::process_ack(Time now, const InSegment& seg) {
   cc_->in_ack_event(ccs_, now);
   take_plb_rehash();
   const recovery::RecoveryResult out = run_recovery(now, seg, r, prior_una, win_update);
+  // gVisor recounted Outstanding on entering recovery and on an empty queue.
+  if (seed002 && (ca_state_ == CaState::Recovery || sb_.packets_out() == 0)) sb_.clear_phantoms();
   congestion_step(now, ack, r, out, prior_una, prior_in_flight, ece);
   if (ccs_.slow_start_exit_reason != 0) {
     // cc.h contract: report the end of slow start once, then clear it. The

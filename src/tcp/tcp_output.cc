@@ -330,6 +330,9 @@ void Connection::send_rst(Time now, Seq32 seq) {
 // right edge has retreated behind snd.nxt. seq_len cannot wrap (seed 000).
 uint32_t Connection::usable_window() const {
   const Seq32 wnd_end = snd_.una + snd_.wnd;
+  // Seed 000's bug, for the lab's contrast only: Inferno's tcpoutput took
+  // the unsigned difference, which wraps to ~4 GB past a retreated edge.
+  if (env_.cfg().fault_seed000_usable_wraps) return wnd_end.raw() - snd_.nxt.raw();
   return seq_len(snd_.nxt, wnd_end);
 }
 
@@ -500,8 +503,14 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
   size_t n = 0;
   Seq32 pos = snd_.nxt;
   uint32_t room = usable_window();
+  const bool seed000 = env_.cfg().fault_seed000_usable_wraps;
   while (n < quota && n < pieces.size()) {
-    const uint32_t len = std::min(seq_len(pos, chunk_end), mss);
+    uint32_t len = std::min(seq_len(pos, chunk_end), mss);
+    // Seed 000's fault (lab contrast): Inferno's tcpoutput cut a segment to
+    // the usable window, with no Nagle test, so it filled the window to
+    // its last byte.
+    const bool cut = seed000 && len > room && room > 0;
+    if (cut) len = room;
     const bool fin = fin_queued_ && pos + len == write_seq_;
     if (len == 0 && !fin) break;
     // RFC 9293 §3.8.6.2.1: never beyond snd.una + snd.wnd; a retreated edge
@@ -509,7 +518,7 @@ bool Connection::send_burst(Time now, uint32_t mss, bool more) {
     if (len + (fin ? 1 : 0) > room) break;
     // Linux tcp_write_xmit applies Nagle to the queue's last skb only; a
     // chunk closed before the tail goes out whole (TCP_NAGLE_PUSH).
-    if (!fin && chunk_end == write_seq_ && !nagle_allows(len, mss, more)) break;
+    if (!fin && !cut && chunk_end == write_seq_ && !nagle_allows(len, mss, more)) break;
     pieces[n++] = Piece{len, fin};
     room -= len;
     pos += len;

@@ -394,6 +394,7 @@ void Connection::enter_loss(Time now) {
   in.retransmits = static_cast<uint32_t>(retransmits_);
   const uint32_t prior_reductions = rec_.reductions();
   rec_.on_rto(in, sb_, *cc_, ccs_, c);
+  sb_.clear_phantoms();  // seed 002's fault: an RTO recounts (Scoreboard::leak_phantoms)
   ecn_after_recovery(prior_reductions, false);
   if (ca_state_ != rec_.ca_state()) {
     ca_state_ = rec_.ca_state();

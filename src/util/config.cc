@@ -63,6 +63,7 @@ constexpr Key kKeys[] = {
     {"tcp_probe_interval", &StackConfig::tcp_probe_interval_s},
     {"tcp_mtu_probe_floor", &StackConfig::tcp_mtu_probe_floor},
     {"somaxconn", &StackConfig::somaxconn},
+    {"route_quickack", &StackConfig::route_quickack},
     {"tcp_keepalive_time", &StackConfig::tcp_keepalive_time_s},
     {"tcp_keepalive_intvl", &StackConfig::tcp_keepalive_intvl_s},
     {"tcp_keepalive_probes", &StackConfig::tcp_keepalive_probes},
@@ -100,6 +101,11 @@ constexpr Key kKeys[] = {
     {"tcp_cubic_bic_scale", &StackConfig::tcp_cubic_bic_scale},
     {"tcp_cubic_tcp_friendliness", &StackConfig::tcp_cubic_tcp_friendliness},
     {"tcp_cubic_initial_ssthresh", &StackConfig::tcp_cubic_initial_ssthresh},
+    {"fault_seed000_usable_wraps", &StackConfig::fault_seed000_usable_wraps},
+    {"fault_seed001_rcv_wnd_unclamped", &StackConfig::fault_seed001_rcv_wnd_unclamped},
+    {"fault_seed002_sacked_acked_leak", &StackConfig::fault_seed002_sacked_acked_leak},
+    {"fault_seed003_undo_without_proof", &StackConfig::fault_seed003_undo_without_proof},
+    {"fault_seed004_hystart_round_start", &StackConfig::fault_seed004_hystart_round_start},
 };
 
 std::string_view trim(std::string_view s) {

@@ -130,6 +130,9 @@ int run_lab(const LabArgs& a) {
     bar.clear();
     for (const auto& r : res.runs) wall += r.wall_s;
     for (const auto& r : res.baselines) wall += r.wall_s;
+    if (res.contrast)
+      for (const auto* v : {&res.contrast->runs, &res.contrast->baselines})
+        for (const auto& r : *v) wall += r.wall_s;
     std::string err = sim::write_outputs(res, out.string());
     if (!err.empty()) std::fprintf(stderr, "weir lab: %s\n", err.c_str());
     for (const auto& e : res.expects) {

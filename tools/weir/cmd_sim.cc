@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "command.h"
 #include "sim/progress.h"
@@ -81,9 +82,21 @@ int run_sim(const SimArgs& a) {
     }
   }
   if (res.runs.size() > 4) std::printf("(%zu more seeds: see summary.json)\n", res.runs.size() - 3);
+  if (res.contrast && !res.contrast->runs.empty()) {
+    const auto& r = res.contrast->runs.front();
+    std::printf("%s", fmt::format("\ncontrast ({}){}: seed {}\n", fmt::join(sc->contrast_set, ", "),
+                                  sc->contrast_note.empty() ? "" : ": " + sc->contrast_note, r.seed).c_str());
+    std::printf("%s", sim::flow_table(r).c_str());
+    for (const auto& c : res.contrast->runs) {
+      events += c.events;
+      wall += c.wall_s;
+    }
+  }
   std::printf("\nexpectations:\n%s", sim::expectation_table(res).c_str());
   std::printf("%s", fmt::format("{} run(s){}, {} events in {:.2f} s wall\n", res.runs.size(),
-                                res.baselines.empty() ? "" : " plus baselines", events, wall).c_str());
+                                std::string(res.baselines.empty() ? "" : " plus baselines") +
+                                    (res.contrast ? " plus contrast" : ""),
+                                events, wall).c_str());
   return res.pass() ? 0 : 1;
 }
 

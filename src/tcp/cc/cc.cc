@@ -32,6 +32,7 @@ CcOptions options_from(const StackConfig& cfg) {
   if (cfg.tcp_cubic_bic_scale > 0) o.bic_scale = cfg.tcp_cubic_bic_scale;
   o.tcp_friendliness = cfg.tcp_cubic_tcp_friendliness;
   o.initial_ssthresh = cfg.tcp_cubic_initial_ssthresh;
+  o.hystart_seed004_bug = cfg.fault_seed004_hystart_round_start;  // lab contrast only
   o.plb.enabled = cfg.tcp_plb_enabled != 0;
   o.plb.idle_rehash_rounds = static_cast<uint32_t>(cfg.tcp_plb_idle_rehash_rounds);
   o.plb.rehash_rounds = static_cast<uint32_t>(cfg.tcp_plb_rehash_rounds);

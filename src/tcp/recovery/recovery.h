@@ -56,6 +56,8 @@ struct RecoveryConfig {
   int tcp_reordering = 3;
   int tcp_max_reordering = 300;
   int tcp_early_retrans = 3;
+  // StackConfig::fault_seed003_undo_without_proof: the lab's contrast only.
+  bool fault_seed003 = false;
 };
 
 // One ACK, after Scoreboard::on_ack(). `sb` refers to the caller's result

@@ -14,7 +14,7 @@ void RecoveryMachine::set_state(CaState s, cc::CongestionControl& cc, cc::CcStat
 }
 
 UndoContext RecoveryMachine::undo_ctx(const RecoveryAck& in) const {
-  return UndoContext{cfg_.sack, in.snd_una, high_seq_, in.ts_ecr};
+  return UndoContext{cfg_.sack, in.snd_una, high_seq_, in.ts_ecr, cfg_.fault_seed003};
 }
 
 // Linux tcp_init_cwnd_reduction(): RFC 6937 "on entering recovery".

@@ -32,6 +32,7 @@ struct UndoContext {
   // TSecr of this ACK when it carried timestamps and TSecr != 0 (Linux
   // rx_opt.saw_tstamp && rx_opt.rcv_tsecr).
   std::optional<uint32_t> ts_ecr;
+  bool fault_seed003 = false;  // RecoveryConfig::fault_seed003
 };
 
 class Undo {
