@@ -30,11 +30,12 @@ class Conn {
  public:
   static constexpr uint32_t kMss = 1000;
 
-  explicit Conn(bool sack, uint32_t base = 5000, int tcp_recovery = 1)
+  explicit Conn(bool sack, uint32_t base = 5000, int tcp_recovery = 1, bool fault_seed003 = false)
       : base_(base), sb_(Seq32(base), sack) {
     recovery::RecoveryConfig cfg;
     cfg.sack = sack;
     cfg.tcp_recovery = tcp_recovery;
+    cfg.fault_seed003 = fault_seed003;
     machine_ = recovery::RecoveryMachine(cfg);
     tp_.snd_cwnd = 10;
     tp_.mss = kMss;

@@ -10,11 +10,12 @@ namespace {
 
 using tcp::testing::Conn;
 
-// Linux's tcp_packet_delayed() before the 2025 fix, to show the scenario
-// below really reaches the state that fooled it.
-bool buggy_packet_delayed(const Undo& u, const UndoContext& c) {
-  if (u.retrans_stamp()) return c.ts_ecr && ts_before(*c.ts_ecr, *u.retrans_stamp());
-  return true;
+// Linux's tcp_packet_delayed() before the 2025 fix (the seed's fault,
+// StackConfig::fault_seed003_undo_without_proof), to show the scenarios
+// below really reach the state that fooled it.
+bool buggy_packet_delayed(const Undo& u, UndoContext c) {
+  c.fault_seed003 = true;
+  return u.packet_delayed(c);
 }
 
 TEST(Undo, EchoOlderThanFirstRetransmissionProvesDelay) {
@@ -78,8 +79,14 @@ TEST(Undo, NonSackHeldAtHighSeqWithZeroStampIsNotDelayed) {
 // one loss, fast retransmit, the ACK reaching exactly high_seq (held in
 // Recovery), then an ACK above high_seq. Linux with the bug counted a
 // TcpExtTCPFullUndo and restored the pre-loss cwnd; it must not.
-TEST(Undo, Seed003NonSackHoldAtHighSeqDoesNotUndoWithoutProof) {
-  Conn c(/*sack=*/false);
+struct HoldRun {
+  uint64_t full_undos = 0;
+  uint32_t cwnd = 0;
+  CaState state = CaState::Open;
+};
+
+HoldRun hold_at_high_seq_then_ack_above(bool fault_seed003) {
+  Conn c(/*sack=*/false, 5000, 1, fault_seed003);
   c.send(10);  // t = 0, TSval 1000; packet 1 is lost
   c.advance(Duration::ms(100));
   c.ack(0, {}, 1000u);
@@ -88,7 +95,7 @@ TEST(Undo, Seed003NonSackHoldAtHighSeqDoesNotUndoWithoutProof) {
   c.ack(0, {}, 1000u);  // third duplicate ACK
   EXPECT_EQ(c.state(), CaState::Recovery);
   EXPECT_EQ(c.count(Counter::TcpExtTCPRenoRecovery), 1u);
-  ASSERT_EQ(c.retransmitted, std::vector<uint32_t>{0});
+  EXPECT_EQ(c.retransmitted, std::vector<uint32_t>{0});
   EXPECT_EQ(c.tp().snd_ssthresh, 5u);
   const Seq32 high_seq = c.machine().high_seq();
   EXPECT_EQ(high_seq, c.seq(10000));
@@ -103,14 +110,26 @@ TEST(Undo, Seed003NonSackHoldAtHighSeqDoesNotUndoWithoutProof) {
   c.send(2);
   c.advance(Duration::ms(100));
   const UndoContext above{false, c.seq(11000), high_seq, 1200u};
-  ASSERT_TRUE(buggy_packet_delayed(c.machine().undo(), above))
+  EXPECT_TRUE(buggy_packet_delayed(c.machine().undo(), above))
       << "the scenario must reach the state the buggy shape misreads";
   c.ack(11000, {}, 1200u);
-  EXPECT_EQ(c.count(Counter::TcpExtTCPFullUndo), 0u);
   EXPECT_EQ(c.count(Counter::TcpExtTCPLossUndo), 0u);
-  EXPECT_EQ(c.state(), CaState::Open);
-  EXPECT_EQ(c.tp().snd_cwnd, 5u) << "cwnd stays reduced to ssthresh";
-  EXPECT_EQ(c.tp().snd_ssthresh, 5u);
+  return {c.count(Counter::TcpExtTCPFullUndo), c.tp().snd_cwnd, c.state()};
+}
+
+TEST(Undo, Seed003NonSackHoldAtHighSeqDoesNotUndoWithoutProof) {
+  const HoldRun r = hold_at_high_seq_then_ack_above(false);
+  EXPECT_EQ(r.full_undos, 0u);
+  EXPECT_EQ(r.state, CaState::Open);
+  EXPECT_EQ(r.cwnd, 5u) << "cwnd stays reduced to ssthresh";
+}
+
+// The test above fails on the seed's shape: with the fault the same
+// exchange counts a TcpExtTCPFullUndo and restores the pre-loss cwnd.
+TEST(Undo, Seed003FaultUndoesWithoutProof) {
+  const HoldRun r = hold_at_high_seq_then_ack_above(true);
+  EXPECT_EQ(r.full_undos, 1u);
+  EXPECT_EQ(r.cwnd, 10u);
 }
 
 // Positive control: with proof (an echo of the original transmission's

@@ -149,6 +149,37 @@ TEST(Metrics, MissingMetricFails) {
   EXPECT_TRUE(res[0].missing);
 }
 
+// "contrast.<metric>" reads the contrast's runs and sweep; the original's
+// metric of the same name does not count, and without a contrast the
+// expectation is missing.
+TEST(Metrics, ContrastExpectationsReadTheContrastsRuns) {
+  SweepResult s;
+  s.runs.resize(1);
+  s.runs[0].metrics["flow.1.bytes_beyond_wnd"] = 0;
+  s.sweep["median.flow.1.bytes_beyond_wnd"] = 0;
+  const std::vector<Expectation> xs = {*parse_expectation("contrast.flow.1.bytes_beyond_wnd > 0"),
+                                       *parse_expectation("contrast.median.flow.1.bytes_beyond_wnd > 0"),
+                                       *parse_expectation("flow.1.bytes_beyond_wnd == 0")};
+  auto res = check_expectations(xs, s);
+  EXPECT_TRUE(res[0].missing);
+  EXPECT_FALSE(res[0].pass);
+  EXPECT_TRUE(res[2].pass);
+  s.contrast = std::make_shared<SweepResult>();
+  s.contrast->runs.resize(2);
+  s.contrast->runs[0].metrics["flow.1.bytes_beyond_wnd"] = 1448;
+  s.contrast->runs[1].metrics["flow.1.bytes_beyond_wnd"] = 0;
+  s.contrast->runs[1].seed = 2;
+  s.contrast->sweep["median.flow.1.bytes_beyond_wnd"] = 724;
+  res = check_expectations(xs, s);
+  EXPECT_FALSE(res[0].pass) << "a per-run contrast metric must hold in every contrast run";
+  EXPECT_EQ(res[0].seed, 2u);
+  EXPECT_TRUE(res[1].pass);
+  EXPECT_EQ(res[1].measured, 724);
+  EXPECT_TRUE(res[2].pass);
+  s.contrast->runs[1].metrics["flow.1.bytes_beyond_wnd"] = 8;
+  EXPECT_TRUE(check_expectations(xs, s)[0].pass);
+}
+
 TEST(Metrics, SweepMetricsCountWedgedRunsAndMedians) {
   std::vector<RunResult> runs(3);
   double c[] = {1.0, 3.0, 2.0};

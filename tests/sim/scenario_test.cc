@@ -90,6 +90,51 @@ TEST(ScenarioLoad, BadSysctlKeyIsReportedWithItsLine) {
   EXPECT_NE(sc.error().find("x.toml:2:"), std::string::npos) << sc.error();
 }
 
+constexpr const char* kContrast = R"(
+expect = ["flow.1.completed == 1", "contrast.flow.1.bytes_beyond_wnd > 0"]
+[contrast]
+set = ["host.client.fault_seed000_usable_wraps=1"]
+note = "the seed's sender"
+[[flow]]
+bytes = 1
+)";
+
+TEST(ScenarioLoad, ContrastReadsItsOverridesAndItsVariantDropsThem) {
+  auto sc = parse_scenario(kContrast, "x.toml");
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  EXPECT_EQ(sc->contrast_set, std::vector<std::string>{"host.client.fault_seed000_usable_wraps=1"});
+  EXPECT_EQ(sc->contrast_note, "the seed's sender");
+  auto has_fault = [](const HostSpec& h) {
+    return std::any_of(h.sysctl.begin(), h.sysctl.end(),
+                       [](const auto& kv) { return kv.first == "fault_seed000_usable_wraps" && kv.second == "1"; });
+  };
+  EXPECT_FALSE(has_fault(sc->client));
+  auto v = derive_scenario(*sc, sc->contrast_set);
+  ASSERT_TRUE(v.has_value()) << v.error();
+  EXPECT_TRUE(has_fault(v->client));
+  EXPECT_TRUE(v->contrast_set.empty()) << "a contrast has no contrast of its own";
+  ASSERT_EQ(v->expects.size(), 1u) << "contrast.<metric> expectations belong to the original";
+  EXPECT_EQ(v->expects[0].metric, "flow.1.completed");
+}
+
+TEST(ScenarioLoad, ContrastErrorsAreReportedWhenTheFileLoads) {
+  std::string bad_key = kContrast;
+  bad_key.replace(bad_key.find("fault_seed000_usable_wraps"), 26, "fault_seed000_no_such");
+  auto sc = parse_scenario(bad_key, "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("x.toml: contrast.set:"), std::string::npos) << sc.error();
+  EXPECT_NE(sc.error().find("fault_seed000_no_such"), std::string::npos) << sc.error();
+
+  sc = parse_scenario("[contrast]\nset = []\n[[flow]]\nbytes = 1\n", "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("contrast.set: expected at least one"), std::string::npos) << sc.error();
+
+  sc = parse_scenario("expect = [\"contrast.runs == 1\"]\n[[flow]]\nbytes = 1\n", "x.toml");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_NE(sc.error().find("x.toml:1: expect: contrast.runs needs a [contrast] table"), std::string::npos)
+      << sc.error();
+}
+
 TEST(ScenarioLoad, TomlSyntaxErrorHasALine) {
   auto sc = parse_scenario("a = 1\nb = = 2\n", "x.toml");
   ASSERT_FALSE(sc.has_value());

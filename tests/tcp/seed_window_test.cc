@@ -30,8 +30,8 @@ struct PeerRun {
 // every second segment with edge = rcv.nxt + window rounded down to 8 bytes
 // (a rounding-down receiver), and with `retreat` > 0 every other ACK pulls
 // the edge back a further `retreat` bytes below the previous edge.
-PeerRun run_window_limited(uint32_t retreat, uint64_t total) {
-  Harness t;
+PeerRun run_window_limited(uint32_t retreat, uint64_t total, StackConfig cfg = {}) {
+  Harness t(cfg);
   PeerOpts o;
   o.wscale = 3;
   const uint32_t buf = 65536;
@@ -96,6 +96,17 @@ TEST(SeedWindow, RetreatingEdgeAtScale3NeverOverrunAndFullSpeed) {
   }
 }
 
+// The test above fails on seed 000's shape: with the seed's fault switched
+// on (Inferno's unsigned usable window) the same peer sees the sender run
+// past its retreated edge.
+TEST(SeedWindow, Seed000FaultRunsPastTheRetreatedEdge) {
+  StackConfig cfg;
+  cfg.fault_seed000_usable_wraps = true;
+  const PeerRun r = run_window_limited(8, 1 << 20, cfg);
+  EXPECT_GT(r.retreats, 10);
+  EXPECT_GT(r.max_overrun, 1000u) << "the fault must send full segments past the edge";
+}
+
 TEST(SeedWindow, SenderWaitsWhenInFlightExceedsShrunkWindow) {
   Harness t;
   PeerOpts o;
@@ -131,13 +142,22 @@ TEST(SeedWindow, SenderWaitsWhenInFlightExceedsShrunkWindow) {
   EXPECT_EQ(info.tcpi_snd_wnd, edge - 1001);
 }
 
-TEST(SeedWindow, NoScalingBigBufferWindowCappedAndAckEverySecondSegment) {
-  Harness t;
+struct NoScalingRun {
+  uint32_t max_rcv_wnd = 0;   // tcpi_rcv_wnd, the receiver's own window
+  uint32_t max_field = 0;     // the header's window field
+  int immediate_acks = 0;     // of `pairs` segment pairs after quick-ACK mode
+  int pairs = 0;
+};
+
+// A peer without window scaling sends 60 full segments, 1 ms apart, to a
+// listener that asked for 256 KB; the application keeps up.
+NoScalingRun run_no_scaling(StackConfig cfg = {}) {
+  Harness t(cfg);
   // The application asks for 256 KB on the listener before the handshake.
   SocketId l = *t.stack().socket();
   t.stack().bind(l, Endpoint{t.local, 8080});
   int big = 256 * 1024;
-  ASSERT_EQ(t.stack().setsockopt(t.now(), l, SOL_SOCKET, SO_RCVBUF,
+  EXPECT_EQ(t.stack().setsockopt(t.now(), l, SOL_SOCKET, SO_RCVBUF,
                                  std::span(reinterpret_cast<const uint8_t*>(&big), sizeof big)),
             Errc::kOk);
   t.stack().listen(t.now(), l, 8);
@@ -145,16 +165,14 @@ TEST(SeedWindow, NoScalingBigBufferWindowCappedAndAckEverySecondSegment) {
   PeerOpts o;
   o.wscale = std::nullopt;  // the peer does not scale: neither side may
   SocketId s = t.passive_open(o);
-  ASSERT_NE(s, kNoSocket);
-  auto info = *t.stack().tcp_info(s);
-  EXPECT_LE(info.tcpi_rcv_wnd, 65535u);
-  EXPECT_EQ(info.tcpi_rcv_wscale, 0);
+  NoScalingRun r;
+  if (s == kNoSocket) return r;
+  EXPECT_EQ(t.stack().tcp_info(s)->tcpi_rcv_wscale, 0);
   const uint32_t mss = 1448;
   uint32_t seq = 1;
   std::vector<uint8_t> sink(1 << 20);
-  int immediate_acks = 0;
-  int pairs = 0;
   for (int i = 0; i < 60; ++i) {
+    r.max_rcv_wnd = std::max(r.max_rcv_wnd, t.stack().tcp_info(s)->tcpi_rcv_wnd);
     t.advance(Duration::ms(1));
     t.inject(ACK | PSH, seq, 1, mss);
     seq += mss;
@@ -162,17 +180,33 @@ TEST(SeedWindow, NoScalingBigBufferWindowCappedAndAckEverySecondSegment) {
     bool acked = false;
     while (t.pending()) {
       Tx a = t.expect_tx();
-      EXPECT_LE(a.h.window, 65535);
+      r.max_field = std::max<uint32_t>(r.max_field, a.h.window);
       if (a.has(ACK) && a.h.ack == t.peer_isn_ + seq) acked = true;
     }
-    info = *t.stack().tcp_info(s);
-    EXPECT_LE(info.tcpi_rcv_wnd, 65535u);
     if (i >= 30 && i % 2 == 1) {  // well after quick-ACK mode: every second segment
-      ++pairs;
-      if (acked) ++immediate_acks;
+      ++r.pairs;
+      if (acked) ++r.immediate_acks;
     }
   }
-  EXPECT_EQ(immediate_acks, pairs) << "the receiver must ACK at least every second full segment";
+  return r;
+}
+
+TEST(SeedWindow, NoScalingBigBufferWindowCappedAndAckEverySecondSegment) {
+  const NoScalingRun r = run_no_scaling();
+  EXPECT_LE(r.max_rcv_wnd, 65535u);
+  EXPECT_LE(r.max_field, 65535u);
+  EXPECT_GT(r.pairs, 0);
+  EXPECT_EQ(r.immediate_acks, r.pairs) << "the receiver must ACK at least every second full segment";
+}
+
+// The test above fails on seed 001's shape: with the fault, rcv_wnd takes
+// the whole 256 KB while the field still says at most 65535.
+TEST(SeedWindow, Seed001FaultLetsRcvWndOutgrowTheField) {
+  StackConfig cfg;
+  cfg.fault_seed001_rcv_wnd_unclamped = true;
+  const NoScalingRun r = run_no_scaling(cfg);
+  EXPECT_GT(r.max_rcv_wnd, 65535u);
+  EXPECT_LE(r.max_field, 65535u);
 }
 
 }  // namespace
