@@ -228,6 +228,8 @@ Status Runner::setup() {
   }
   if (cfg_.ip_version != opt_.ip_version)
     return stop(Outcome::kSkip, fmt::format("script pins --ip_version={}", to_string(cfg_.ip_version)));
+  for (const auto& [k, v] : opt_.sysctls)
+    if (std::string why = stack_cfg_.set(k, v); !why.empty()) return stop(Outcome::kFail, "--sysctl " + k + ": " + why);
   now_ = kEpoch;
   stack_cfg_.secret = 0x7765697270746bull;  // deterministic ISNs across runs
   stack_ = std::make_unique<Stack>(stack_cfg_, *this);

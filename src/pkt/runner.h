@@ -25,6 +25,9 @@ struct RunOptions {
   // Command-line settings that override the script's own header options
   // (same names: tolerance_usecs, tcp_ts_tick_usecs, strict_segments, ...).
   std::vector<std::pair<std::string, std::string>> overrides;
+  // --sysctl KEY=VALUE: StackConfig keys set before the script's own set-up
+  // lines run (those may change them again).
+  std::vector<std::pair<std::string, std::string>> sysctls;
   bool verbose = false;          // record the whole exchange in RunResult::log
   // For %{ }% blocks: the system python3 (a PATH lookup can land on a
   // version-manager shim that costs seconds per run on a loaded machine).

@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "pkt/report.h"
+#include "weir/config.h"
 
 namespace weir::cli {
 namespace {
@@ -25,6 +26,7 @@ struct PktArgs {
   std::string pcap;
   std::vector<std::string> defines;
   std::vector<std::string> settings;
+  std::vector<std::string> sysctls;
   bool no_code = false;
 };
 
@@ -56,7 +58,25 @@ pkt::RunOptions base_options(const PktArgs& a) {
     size_t eq = s.find('=');
     base.overrides.emplace_back(s.substr(0, eq), eq == std::string::npos ? "" : s.substr(eq + 1));
   }
+  for (const std::string& s : a.sysctls) {
+    size_t eq = s.find('=');
+    base.sysctls.emplace_back(s.substr(0, eq), eq == std::string::npos ? "" : s.substr(eq + 1));
+  }
   return base;
+}
+
+// --sysctl KEY=VALUE is checked before any script runs: a typo must not
+// turn into a run of the default stack.
+bool sysctls_valid(const PktArgs& a) {
+  StackConfig scratch;
+  for (const std::string& s : a.sysctls) {
+    size_t eq = s.find('=');
+    std::string why = eq == std::string::npos ? "expected KEY=VALUE" : scratch.set(s.substr(0, eq), s.substr(eq + 1));
+    if (why.empty()) continue;
+    std::fprintf(stderr, "weir pkt: --sysctl %s: %s\n", s.c_str(), why.c_str());
+    return false;
+  }
+  return true;
 }
 
 // The variants a file runs in: every one its name allows, or the one asked
@@ -97,6 +117,7 @@ int run_pkt(const PktArgs& a) {
     std::fprintf(stderr, "weir pkt: %s\n", err.c_str());
     return 2;
   }
+  if (!sysctls_valid(a)) return 2;
   const pkt::RunOptions base = base_options(a);
   std::vector<pkt::ScriptRun> runs;
   std::vector<std::pair<Time, std::vector<uint8_t>>> all_packets;
@@ -138,6 +159,8 @@ Register reg("pkt", [](CLI::App& app) -> std::function<int()> {
   app.add_option("-D,--define", a->defines, "NAME=VALUE substituted in scripts");
   app.add_option("--set", a->settings,
                  "packetdrill option override, e.g. tolerance_usecs=10000, tcp_ts_tick_usecs=1000");
+  app.add_option("--sysctl", a->sysctls,
+                 "KEY=VALUE set on the stack before each script (StackConfig keys, e.g. tcp_sack=0)");
   app.add_flag("--no-code", a->no_code, "do not evaluate %{ }% blocks");
   return [a]() { return run_pkt(*a); };
 });
