@@ -25,6 +25,7 @@ if(TARGET weir_cli)
     tcp_wscale_off_rcv_wnd_capped_active:fault_seed001_rcv_wnd_unclamped
     tcp_wscale_off_window_clamp_representable:fault_seed001_rcv_wnd_unclamped
     tcp_wscale_off_rcvlowat_clamp:fault_seed001_rcv_wnd_unclamped
+    tcp_sack_seed002_sacked_then_acked_leaves_flight:fault_seed002_sacked_acked_leak
     tcp_undo_non_sack_hold_at_high_seq_no_undo:fault_seed003_undo_without_proof
     tcp_cubic_hystart_round_restarts_below_low_window:fault_seed004_hystart_round_start)
   foreach(pair IN LISTS weir_pkt_seed_contrasts)
