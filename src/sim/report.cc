@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/svg.h"
 
@@ -225,16 +226,14 @@ nlohmann::json sweep_json(const SweepResult& s) {
   return j;
 }
 
-std::string write_outputs(const SweepResult& s, const std::string& dir) {
+namespace {
+
+// flowN/ under `dir` for every flow of `r`: CSV time series and the plots.
+void write_flow_files(const RunResult& r, const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return fmt::format("{}: {}", dir, ec.message());
-  if (!write_file(fs::path(dir) / "summary.json", sweep_json(s).dump(2) + "\n")) return dir + "/summary.json: write failed";
-  if (s.runs.empty()) return "";
-  const RunResult& r = s.runs.front();
   for (const auto& f : r.flows) {
-    fs::path fd = fs::path(dir) / fmt::format("flow{}", f.id);
+    fs::path fd = dir / fmt::format("flow{}", f.id);
     fs::create_directories(fd, ec);
     if (f.sender) {
       write_file(fd / "timeseries.csv", timeseries_csv(*f.sender));
@@ -245,6 +244,20 @@ std::string write_outputs(const SweepResult& s, const std::string& dir) {
     write_file(fd / "rtt.svg", rtt_chart(f).render());
     write_file(fd / "tsg.svg", tsg_chart(f).render());
   }
+}
+
+}  // namespace
+
+std::string write_outputs(const SweepResult& s, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fmt::format("{}: {}", dir, ec.message());
+  if (!write_file(fs::path(dir) / "summary.json", sweep_json(s).dump(2) + "\n")) return dir + "/summary.json: write failed";
+  if (s.runs.empty()) return "";
+  write_flow_files(s.runs.front(), dir);
+  // The contrast's first run beside it, so the bug can be seen next to the fix.
+  if (s.contrast && !s.contrast->runs.empty()) write_flow_files(s.contrast->runs.front(), fs::path(dir) / "contrast");
   write_file(fs::path(dir) / "index.html", scenario_html(s));
   return "";
 }
@@ -265,6 +278,17 @@ std::string scenario_html(const SweepResult& s) {
       o += fmt::format("<h3>flow {0}</h3>\n<p><a href=\"flow{0}/timeseries.csv\">timeseries.csv</a></p>\n", f.id);
       for (const char* p : {"cwnd", "throughput", "rtt", "tsg"})
         o += fmt::format("<img src=\"flow{}/{}.svg\" width=\"960\"><br>\n", f.id, p);
+    }
+  }
+  if (s.contrast && !s.contrast->runs.empty()) {
+    const RunResult& c = s.contrast->runs.front();
+    o += fmt::format("<h2>Contrast (seed {}): {}</h2>\n", c.seed, fmt::join(sc.contrast_set, ", "));
+    if (!sc.contrast_note.empty()) o += fmt::format("<p><i>{}</i></p>\n", sc.contrast_note);
+    o += fmt::format("<pre>{}</pre>\n", flow_table(c));
+    for (const auto& f : c.flows) {
+      if (f.id > 8) break;
+      for (const char* p : {"cwnd", "throughput", "tsg"})
+        o += fmt::format("<img src=\"contrast/flow{}/{}.svg\" width=\"960\"><br>\n", f.id, p);
     }
   }
   return o;
