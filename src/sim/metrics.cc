@@ -361,14 +361,13 @@ std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& xs,
 // "contrast.<metric>" is <metric> of the contrast's runs; without a
 // contrast result (its overrides did not load) the metric is missing.
 std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& xs, const SweepResult& s) {
-  static const std::string kContrast = "contrast.";
   std::vector<ExpectResult> out;
   for (const auto& x : xs) {
-    if (x.metric.rfind(kContrast, 0) != 0) {
+    if (!is_contrast_metric(x.metric)) {
       out.push_back(check_one(x, x.metric, s.runs, s.sweep));
       continue;
     }
-    const std::string inner = x.metric.substr(kContrast.size());
+    const std::string inner = x.metric.substr(kContrastPrefix.size());
     out.push_back(s.contrast ? check_one(x, inner, s.contrast->runs, s.contrast->sweep)
                              : check_one(x, inner, {}, {}));
   }

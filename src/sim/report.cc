@@ -168,8 +168,8 @@ std::string expectation_table(const SweepResult& s) {
   for (const auto& e : s.expects) {
     std::string measured = e.missing ? "missing" : fmt_metric(e.measured);
     const std::string& m = e.x.metric;
-    const bool contrast = m.rfind("contrast.", 0) == 0 && s.contrast;
-    const bool sweep = contrast ? s.contrast->sweep.count(m.substr(9)) > 0 : s.sweep.count(m) > 0;
+    const bool contrast = is_contrast_metric(m) && s.contrast;
+    const bool sweep = contrast ? s.contrast->sweep.count(m.substr(kContrastPrefix.size())) > 0 : s.sweep.count(m) > 0;
     std::string where = s.runs.size() > 1 && !sweep ? fmt::format(" (seed {})", e.seed) : "";
     o += fmt::format("  {:<4} {:<44} measured {}{}\n", e.pass ? "PASS" : "FAIL", e.x.text, measured, where);
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -103,6 +104,12 @@ Expected<Scenario, std::string> load_scenario(const std::string& path,
                                               const std::vector<std::string>& overrides = {});
 Expected<Scenario, std::string> parse_scenario(std::string_view text, const std::string& path,
                                                const std::vector<std::string>& overrides = {});
+// "contrast.<metric>" names <metric> measured on the scenario's contrast.
+inline constexpr std::string_view kContrastPrefix = "contrast.";
+inline bool is_contrast_metric(std::string_view metric) {
+  return metric.substr(0, kContrastPrefix.size()) == kContrastPrefix;
+}
+
 // A variant of `sc` (its baseline or its contrast): the same file and
 // overrides plus `extra`, without a contrast of its own.
 Expected<Scenario, std::string> derive_scenario(const Scenario& sc, const std::vector<std::string>& extra);

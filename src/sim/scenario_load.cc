@@ -400,8 +400,6 @@ void read_expectations(Reader& r, const toml::table& root, Scenario& sc) {
   }
 }
 
-bool is_contrast_metric(const std::string& metric) { return metric.rfind("contrast.", 0) == 0; }
-
 // [contrast]: `set` (the overrides, at least one) and `note`. Expectations
 // on "contrast.<metric>" need it.
 void read_contrast(Reader& r, const toml::table& root, Scenario& sc) {
